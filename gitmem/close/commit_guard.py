@@ -21,9 +21,6 @@ from gitmem.memory.text import decode_file_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 
-# The trailer that marks the close's one commit (what a later close steps aside from: gitmem.close.overtaken).
-PHASE_TRAILER = "Gitmem-Phase: close"
-
 
 class CloseError(RunFailure):
     """The close refused or failed; nothing was committed. `exit_code` says which."""

@@ -21,9 +21,8 @@ from gitmem.workspace.log_history import LogHistory
 STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
 _FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pass parses four times as many
 
-# Written by the close itself, so that the close of a day can be found again (idempotence).
-DAY_FIELD = "Day"
-
+# The close's Day field and the day a close entry closed are LOG's (the push reads them too: gitmem.publish).
+DAY_FIELD, closed_day = log.DAY_FIELD, log.closed_day
 
 def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], bool]) -> tuple[LogEntry, ...]:
     """LOG's last entries, read back until `enough` of them (or the whole LOG), as readers take them: an amended
@@ -164,17 +163,6 @@ def close_entries(text: TailSource | str, count: int = 1) -> tuple[LogEntry, ...
 
     found = [e for e in _back(text, enough) if e.cycle is None]
     return tuple(found[-count:])
-
-
-def closed_day(entry: LogEntry) -> date | None:
-    """The day a close entry closed: its Day field, else the day it was written on. A Day later than the day after
-    the entry's own date (the zone's day may be a day ahead of its stamp's) names no day, as no close closes a day
-    that has not happened: a hand-written `Day: 2099-01-01` would pass for the close of every day until then."""
-    try:
-        day = date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
-    except ValueError:
-        return entry.when.day if entry.cycle is None else None
-    return day if day <= entry.when.day + timedelta(days=1) else None
 
 
 def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:

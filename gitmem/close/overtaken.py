@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem import gitio
-from gitmem.close.commit_guard import PHASE_TRAILER
 from gitmem.memory import log
+from gitmem.publish.closed_first import is_close
 from gitmem.workspace import Workspace
 
 
@@ -51,7 +51,7 @@ def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
     if parent is None or parent in (head, upstream):
         return None
     mine = list(gitio.walk_range(repo, parent, head))
-    if not all(_is_close(ws, commit) for commit in mine):
+    if not all(is_close(commit, ws.config.agent.email) for commit in mine):
         return None
     path = ws.config.path("log")
     before, after = gitio.file_at(repo, parent, path), gitio.file_at(repo, upstream, path)
@@ -76,10 +76,20 @@ class OvertakenWhilePushing(Exception):
         self.found = found
 
 
-def _is_close(ws: Workspace, commit: gitio.Commit) -> bool:
-    """A commit the close made: one parent, by the agent's identity, with the close's phase trailer."""
-    return (len(commit.parents) == 1 and commit.author.email == ws.config.agent.email
-            and f"\n{PHASE_TRAILER}\n" in commit.message)
+def who(*, made_now: bool, closes: int) -> str:
+    """The closes made here that another close beat to the remote, as the close's message names them: `closes` of
+    them, this run's among them when `made_now`."""
+    if made_now and closes == 1:
+        return "this close"
+    return (f"this close and {closes - 1} made here before that never reached it" if made_now
+            else f"the {closes} close(s) made here that never reached it")
+
+
+def closes_left_out(ws: Workspace, left_out: tuple[str, ...]) -> tuple[str, ...]:
+    """The close commits among `left_out`, the commits a push left out (gitmem.publish.closed_first, or whose
+    change the remote already held)."""
+    agent = ws.config.agent.email
+    return tuple(commit for commit in left_out if is_close(gitio.commit(ws.repo, commit), agent))
 
 
 def step_aside(ws: Workspace, found: Overtaken) -> None:

@@ -24,7 +24,6 @@ from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
 from gitmem.close.commit_guard import (
-    PHASE_TRAILER,
     CloseError,
     changed_files,
     changed_with_stats,
@@ -49,6 +48,7 @@ from gitmem.errors import ExitCode
 from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
+from gitmem.publish.closed_first import PHASE_TRAILER
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
 from gitmem.workspace import Clock, Workspace, log_history
@@ -157,7 +157,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         from gitmem.close import overtaken
 
         try:
-            result.push = _push(ws, result.day, watch_closes=overtaken_tries > 0)
+            result.push, left_out = _push(ws, result.day, watch_closes=overtaken_tries > 0)
         except overtaken.OvertakenWhilePushing as late:     # another close landed after the look above
             # The push ran outside the lock: the branch is judged again under it before it moves.
             with cyclelock.acquire(gitio.state_dir(repo), what="close"):
@@ -172,6 +172,12 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
         else:
+            left = overtaken.closes_left_out(ws, left_out)
+            if left and result.push.status.exit_code == ExitCode.OK:    # the remote closed their day first
+                return _left_out(ws, result, left, day=day, use_llm=use_llm, clock=clock, client=client,
+                                 overtaken_tries=overtaken_tries)
+            if result.commit in left:       # rebased away and then not pushed: no commit of this close remains
+                result.commit = None
             if result.push.status.exit_code == ExitCode.OK and result.commit is None:
                 result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
             elif result.push.status.exit_code == ExitCode.OK:
@@ -181,9 +187,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                       message="; ".join(result.push.messages[-2:])))
     if found is not None:           # another close pushed first: close again on what it left
-        who = "this close" if result.commit is not None and found.closes == 1 else (
-            f"the {found.closes} close(s) made here that never reached it" if result.commit is None
-            else f"this close and {found.closes - 1} made here before that never reached it")
+        who = overtaken.who(made_now=result.commit is not None, closes=found.closes)
         said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
                 f"{who} stepped aside and closed again on it")
         again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
@@ -191,6 +195,34 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         again.message = f"{again.message}; {said}"
         return again
     return result
+
+
+def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day: date | None, use_llm: bool,
+              clock: Clock | None, client: Any, overtaken_tries: int) -> CloseResult:
+    """The push published the rest of the branch and left out `left`, close commits made here (this one among
+    them, or closes an earlier push left here): the remote held a close of their day first, or the same change
+    (gitmem.publish.closed_first). No commit of this close was published, so none is named as committed: the close
+    runs again on what the remote now holds, as a close that stepped aside does, and reports what they alone held
+    (once more at most `overtaken_tries` times)."""
+    from gitmem.close import overtaken
+
+    assert result.push is not None
+    branch = gitio.current_branch(ws.repo) or "HEAD"
+    where = "/".join(gitio.upstream_of(ws.repo, branch))
+    made_now = result.commit is not None and result.commit in left
+    who = overtaken.who(made_now=made_now, closes=len(left))
+    said = f"{where} held a close of the same day first: the push left out {who}"
+    if overtaken_tries <= 0:
+        result.commit = None if made_now else result.commit
+        result.message += f"; {said}"
+        return result
+    again = run_close(ws, day=day, use_llm=use_llm, push=True, clock=clock, client=client,
+                      overtaken_tries=overtaken_tries - 1)
+    again.message = f"{again.message}; {said}, and the close ran again on what {where} holds"
+    first = result.push
+    again.push = first if again.push is None else PushReport(
+        again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages])
+    return again
 
 
 MAX_CATCH_UP = 7
@@ -376,7 +408,8 @@ def _unpublished(ws: Workspace) -> bool:
     return upstream is None or not gitio.is_ancestor_id(repo, head, upstream)
 
 
-def _push(ws: Workspace, day: date, *, watch_closes: bool) -> PushReport:
+def _push(ws: Workspace, day: date, *, watch_closes: bool) -> tuple[PushReport, tuple[str, ...]]:
+    """What the push came to, and the commits of this branch its rebase left out (gitmem.publish.push.SyncResult)."""
     from gitmem.close import overtaken
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
@@ -392,4 +425,4 @@ def _push(ws: Workspace, day: date, *, watch_closes: bool) -> PushReport:
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
                       workspace=ws.name or None, before_rebase=no_close_landed if watch_closes else None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
-    return outcome.report()
+    return outcome.report(), outcome.left_out

@@ -59,7 +59,7 @@ __all__ = [
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.
-    "Changes", "Joiner", "Joining", "Renumberer", "Renumbering", "TreeFiles", "merge_file_markers",
+    "Changes", "Joiner", "Joining", "Leaver", "Leaving", "Renumberer", "Renumbering", "TreeFiles", "merge_file_markers",
     "merge_in_progress", "merge_into", "replay",
 ]
 

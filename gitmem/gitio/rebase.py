@@ -8,7 +8,7 @@ from typing import Protocol, cast
 import pygit2
 
 from gitmem.gitio.commits import reset_hard
-from gitmem.gitio.history import _resolve
+from gitmem.gitio.history import Commit, _plain, _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError
 
 # (path, base bytes, upstream bytes, our bytes) -> merged bytes, or None to decline.
@@ -31,6 +31,24 @@ class Renumbering(Protocol):
 
 # (read(commit, path), merge base, upstream tip, our tip) -> the renumbering the replay needs, or None.
 Renumberer = Callable[[Callable[[str, str], bytes | None], str, str, str], Renumbering | None]
+
+
+class Leaving(Protocol):
+    """Commits of ours a replay leaves out although they would change the new base (a close of a day the upstream
+    closed first: gitmem.publish.closed_first), and how each commit replayed after one of them is merged: its parent
+    holds what was left out and the new base does not, so what it changed is taken on its own (`resolver`)."""
+
+    @property
+    def commits(self) -> frozenset[str]: ...
+
+    @property
+    def resolver(self) -> Resolver: ...
+
+    def describe(self) -> str: ...
+
+
+# (read(commit, path), merge base, upstream tip, our commits oldest first) -> what the replay leaves out, or None.
+Leaver = Callable[[Callable[[str, str], bytes | None], str, str, tuple[Commit, ...]], Leaving | None]
 
 
 @dataclass(frozen=True)
@@ -72,11 +90,14 @@ class RebaseResult:
     conflicts: tuple[str, ...]  # paths that conflicted (then nothing was changed)
     replayed: int = 0
     renumbering: Renumbering | None = None     # what `renumber` changed in the replayed commits, if anything
-    dropped: int = 0            # commits left out because the upstream already held their change
+    dropped: tuple[str, ...] = ()       # our commits left out because the upstream already held their change
+    left_out: tuple[str, ...] = ()      # our commits left out because `leaving` named them
+    leaving: Leaving | None = None      # what named them, when it named any
 
 
 def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
-                renumber: Renumberer | None = None, joiner: Joiner | None = None) -> RebaseResult:
+                renumber: Renumberer | None = None, joiner: Joiner | None = None,
+                leave: Leaver | None = None) -> RebaseResult:
     """Replay the current branch's commits that `upstream` lacks onto it, cherry-pick style, in memory.
 
     On success the branch, index and work tree move to the new tip. A conflicting path is offered to
@@ -86,7 +107,8 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     left out, as git's rebase drops a commit that becomes empty. `renumber` may change the replayed commits first
     (each one and its parent alike): memory's cycle numbers are positions in the merged history
     (gitmem.publish.renumber). `joiner` joins what a side split into several files before all that, and splits the
-    result again (gitmem.publish.sealed).
+    result again (gitmem.publish.sealed). `leave` names commits of ours that are not replayed at all (a close of a
+    day the upstream closed first, gitmem.publish.closed_first); the commits after them are.
     """
     raw = repo.raw
     if raw.head_is_unborn:
@@ -99,40 +121,59 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
         return RebaseResult(str(base.id), ())
     if raw.descendant_of(head.id, base.id):
         return RebaseResult(str(head.id), ())
-    tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber, joiner)
+    tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber, joiner, leave)
     if isinstance(tip, tuple):
         return RebaseResult(None, tip, count)
     reset_hard(repo, tip.head)
-    return RebaseResult(tip.head, (), count, tip.renumbering, tip.dropped)
+    return RebaseResult(tip.head, (), count, tip.renumbering, tip.dropped, tip.left_out,
+                        tip.leaving if tip.left_out else None)
 
 
 @dataclass(frozen=True)
 class Replayed:
     head: str
     renumbering: Renumbering | None
-    dropped: int = 0        # commits whose change the new base already held
+    dropped: tuple[str, ...] = ()       # commits whose change the new base already held
+    left_out: tuple[str, ...] = ()      # commits `leaving` named, in the order they were made
+    leaving: Leaving | None = None
 
 
 def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
-           renumber: Renumberer | None = None,
-           joiner: Joiner | None = None) -> tuple[Replayed | tuple[str, ...], int]:
+           renumber: Renumberer | None = None, joiner: Joiner | None = None,
+           leave: Leaver | None = None) -> tuple[Replayed | tuple[str, ...], int]:
     """Replay the commits of `ours` that `onto` lacks onto it, in memory, touching no branch, index or work
     tree: (the new tip, how many were replayed), or (the paths that conflicted, how many replayed before). A
     commit that would change nothing on the new base is not made: two writers that made the same change (two
-    closes of one day in the same minute) would otherwise publish an empty commit that claims the change."""
+    closes of one day in the same minute) would otherwise publish an empty commit that claims the change. Nor is
+    a commit `leave` names; each commit after one it named is merged with its `resolver`."""
     raw = repo.raw
     head, base = _resolve(repo, ours), _resolve(repo, onto)
     walker = raw.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(base.id)
+    commits = list(walker)
     fork = raw.merge_base(head.id, base.id)
     joined = _joined(raw, joiner, fork, base, head)
-    plan = renumber(lambda rev, path: joined.read(_commit_tree(raw, rev), path), str(fork),
-                    str(base.id), str(head.id)) if renumber is not None and fork is not None else None
+
+    def read(rev: str, path: str) -> bytes | None:
+        return joined.read(_commit_tree(raw, rev), path)
+
+    plan = renumber(read, str(fork), str(base.id), str(head.id)) if renumber is not None and fork is not None \
+        else None
+    leaving = leave(read, str(fork), str(base.id), tuple(_plain(c) for c in commits)) \
+        if leave is not None and fork is not None else None
     tip = base
-    count = dropped = 0
-    for commit in walker:
+    count = 0
+    dropped: list[str] = []
+    left_out: list[str] = []
+    for commit in commits:
         if len(commit.parents) != 1:
             raise RepoError(f"cannot replay merge commit {str(commit.id)[:10]}; merge by hand")
+        if leaving is not None and str(commit.id) in leaving.commits:
+            left_out.append(str(commit.id))
+            continue
+        if left_out:        # its parent holds what was left out, and the tip does not
+            assert leaving is not None
+            resolver = leaving.resolver
         parent_tree, our_tree, message = joined.tree(commit.parents[0].tree), joined.tree(commit.tree), commit.message
         if plan is not None:
             parent_tree, our_tree = _renumbered(raw, parent_tree, plan), _renumbered(raw, our_tree, plan)
@@ -146,12 +187,12 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
             return split, count
         tree = merged.write_tree(raw)
         if tree == tip.tree.id and commit.tree.id != commit.parents[0].tree.id:   # an empty one made so is kept
-            dropped += 1
+            dropped.append(str(commit.id))
             continue
         oid = raw.create_commit(None, commit.author, commit.committer, message, tree, [tip.id])
         tip = raw[oid].peel(pygit2.Commit)
         count += 1
-    return Replayed(str(tip.id), plan, dropped), count
+    return Replayed(str(tip.id), plan, tuple(dropped), tuple(left_out), leaving), count
 
 
 class _Joined:

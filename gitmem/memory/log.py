@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 from functools import cache, cached_property
 from typing import Protocol
@@ -178,6 +178,21 @@ def with_arrived(entry: LogEntry, cycles: tuple[int, ...]) -> LogEntry:
     body.append(f"- {ARRIVED}: " + ", ".join(f"cycle {n}" for n in named))
     return LogEntry(entry.when, entry.cycle, entry.outcome, tuple(body), fields=parse_fields(body, 1),
                     amends=entry.amends)
+
+
+# Written by the close itself, so that the close of a day can be found again (idempotence).
+DAY_FIELD = "Day"
+
+
+def closed_day(entry: LogEntry) -> date | None:
+    """The day a close entry closed: its Day field, else the day it was written on. A Day later than the day after
+    the entry's own date (the zone's day may be a day ahead of its stamp's) names no day, as no close closes a day
+    that has not happened: a hand-written `Day: 2099-01-01` would pass for the close of every day until then."""
+    try:
+        day = date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
+    except ValueError:
+        return entry.when.day if entry.cycle is None else None
+    return day if day <= entry.when.day + timedelta(days=1) else None
 
 
 def arrived_cycles(entry: LogEntry) -> frozenset[int]:

@@ -151,6 +151,28 @@ def pick_log(base: str, onto: str, picked: str) -> str | None:
     return _appended(onto, added, picked)
 
 
+def pick_after_left_out(base: bytes, onto: bytes, picked: bytes) -> bytes | None:
+    """What a rebase does to LOG for a commit replayed after a close it left out (gitmem.publish.closed_first): the
+    entries `picked` appends to `base` (its parent, which holds the close entries left out) appended to `onto` (the
+    tip, which does not), as merge_log appends ours: dated as written, if their cycles still come later. None when
+    `picked` is no append to `base`, or appends a close entry: the closes after one left out are left out too, so
+    this one is a human's, and a human decides."""
+    try:
+        texts = [data.decode("utf-8") for data in (base, onto, picked)]
+    except UnicodeDecodeError:
+        return None
+    verdict = log.append_verdict(base, picked)
+    if not verdict.ok or log.parse(texts[1]).problems:
+        return None
+    added = log.appended_entries(picked, verdict)
+    if any(entry.cycle is None for entry in added):
+        return None
+    if not log.ordered(log.tail(texts[1], 1).entries, added):
+        return None
+    merged = _appended(texts[1], added, texts[2])
+    return merged.encode("utf-8") if merged is not None else None
+
+
 def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, latest: log.LogEntry) -> tuple[log.LogEntry, ...]:
     """`entries` as a merge appends them after `upstream`, whose latest entry is `latest`: their cycles renumbered
     after upstream's last (gitmem.publish.renumber), each one dated before `latest` dated again, except up to

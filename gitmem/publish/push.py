@@ -66,6 +66,8 @@ class SyncResult:
     attempts: int = 0
     messages: list[str] = field(default_factory=list)
     renumbered: gitio.Renumbering | None = None     # our cycles took the numbers after the upstream's (renumber)
+    left_out: tuple[str, ...] = ()      # our commits the rebase left out: the upstream held their change, or
+    #                                     closed their day first (gitmem.publish.closed_first)
 
     @property
     def ok(self) -> bool:
@@ -135,7 +137,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
             workspace: str | None = None, known: str | None = None,
             watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None,
-            joiner: gitio.Joiner | None = None,
+            joiner: gitio.Joiner | None = None, leave: gitio.Leaver | None = None,
             before_rebase: Callable[[str], None] | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
@@ -154,6 +156,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     `renumber` (default: gitmem.publish.renumber.renumberer_for the same config) gives our cycles the numbers
     after the upstream's when another writer took them first. `joiner` (default: gitmem.publish.sealed.SealedLog of
     the same LOG) joins what either side sealed into LOG's volumes before the rebase, and seals the result again.
+    `leave` (default: gitmem.publish.closed_first.leaver_for the same config) names the closes of ours the rebase
+    leaves out, as the upstream closed their day first.
     `before_rebase(upstream)` is shown each fetched and checked upstream before anything moves; what it raises
     ends the push there (the close steps aside so when another close landed: gitmem.close.overtaken).
     """
@@ -164,8 +168,9 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     remote = remote or default_remote
     branch = branch or default_branch
     result = SyncResult(PushStatus.FAILED, remote=remote, branch=branch)
-    if resolver is None or renumber is None or joiner is None:
+    if resolver is None or renumber is None or joiner is None or leave is None:
         from gitmem.config import load_config
+        from gitmem.publish.closed_first import leaver_for
         from gitmem.publish.merge import resolver_for
         from gitmem.publish.renumber import renumberer_for
         from gitmem.publish.sealed import SealedLog
@@ -173,7 +178,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         # The memory merged is the workspace's: another workspace's files have other names.
         config = load_config(gitio.root(repo), workspace=workspace or None)
         resolver, renumber = resolver or resolver_for(config), renumber or renumberer_for(config)
-        joiner = joiner or SealedLog(config.path("log"))
+        joiner, leave = joiner or SealedLog(config.path("log")), leave or leaver_for(config)
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
@@ -193,15 +198,18 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 before_rebase(upstream)
             if upstream is not None:
                 before = _head(repo)
-                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner)
+                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner,
+                                            leave)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
                 if rebased.renumbering is not None:
                     result.renumbered = rebased.renumbering
                     result.messages.append(rebased.renumbering.describe())
                 if rebased.dropped:
-                    result.messages.append(f"left out {rebased.dropped} commit(s) whose change {remote}/{branch} "
+                    result.messages.append(f"left out {len(rebased.dropped)} commit(s) whose change {remote}/{branch} "
                                            "already holds")
+                if rebased.leaving is not None:
+                    result.messages.append(rebased.leaving.describe())
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.
@@ -209,6 +217,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                     if broken:
                         gitio.reset_hard(repo, before)
                         return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
+                result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
             gitio.push(repo, remote, "HEAD", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")

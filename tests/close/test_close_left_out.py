@@ -1,0 +1,224 @@
+"""A close that never reached the remote (its push failed, exit 6), with other unpublished work on top of it (a
+human's commit, a cycle), while another clone's close of the same day reached the remote: the later push replayed
+the stale close after the other one, and the day was in two reports. The rebase leaves the stale close out (and every
+close made on it) and replays the rest, whichever push carries it (a close's or a cycle's); a close whose push left it
+out says so and closes again, naming no other clone's commit as its own. Real clones of a bare origin, the real
+`gitmem` CLI on libfaketime's clock."""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from gitmem.errors import ExitCode
+from gitmem.memory import log
+from gitmem.memory_writer import MemoryWriter
+from gitmem.workspace import Workspace
+from tests.close.test_close_late_runs import closes, gitmem_at, write_cycle
+from tests.close.test_close_race import _close_on_first_push
+from tests.support.cycle_support import clone, origin_and_clone
+from tests.support.gitcli import git
+from tests.support.helpers import AGENT, DANA, GitRepo, make_repo
+from tests.support.world import Clock
+
+UTC = ZoneInfo("UTC")
+
+
+def _offline(repo: GitRepo) -> Path:
+    """A pre-push hook that fails every push from `repo` (the network is down); unlink it to come back."""
+    hook = repo.path / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho the network is down >&2\nexit 1\n")
+    hook.chmod(0o755)
+    return hook
+
+
+def _local_cycle(repo: GitRepo, when: datetime) -> None:
+    """A cycle's LOG entry and NOW block at `when`, committed by the agent identity, not pushed."""
+    ws = Workspace.at(repo.path)
+    memory = MemoryWriter(ws, clock=Clock(when), author_email=AGENT[1])
+    memory.add_log_entry(task=f"task at {when:%H:%M}", outcome="built", result="shipped it")
+    memory.add_now_block(did="a cycle", human="nothing", next="carry on")
+    repo.stage("LOG.md", "NOW.md")
+    repo.commit("gitmem: cycle", author=AGENT)
+
+
+def _stranded_close_under(tmp_path: Path, *, cycle_after: bool) -> tuple[GitRepo, Path]:
+    """(the runner's clone, origin): the runner's close of 2026-11-14 at 23:47 committed but not pushed (exit 6),
+    then a human's commit on top of it in the runner's clone (and with `cycle_after`, a cycle at 23:50 there too),
+    then the human's own clone's close of that day at 23:52 pushed to origin; the runner is online again."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    if cycle_after:
+        _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    return runner, origin
+
+
+def test_a_stranded_close_under_a_humans_commit_is_left_out_when_another_close_of_its_day_landed(
+        tmp_path: Path, git_env: None) -> None:
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), str(e.when), e.get("Done")) for e in reports] == [
+        ("2026-11-14", "2026-11-14 23:52 UTC", "cycle 1 · built · task at 09:00 — shipped it")]
+    # The human's commit reached origin as they made it; NOW holds one plan for the 15th, the remote's close's.
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "show", "main:NOW.md").count("· plan for 2026-11-15") == 1
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert git(runner.path, "status", "--porcelain") == ""
+    assert ("gitmem: close: push: left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a "
+            "day is in one report (the next close reports what only they held)") in again.stderr
+
+
+def test_a_cycle_made_on_a_stranded_close_is_kept_and_reported_once(tmp_path: Path, git_env: None) -> None:
+    """A cycle at 23:50 on top of the stranded close (and the human's commit): the stranded close and the second
+    close of the day made on it are left out; the cycle lands below the remote's close, and the close, run again
+    on what the remote holds, reports it: each cycle in one report."""
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=True)
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, str(e.when), e.get("Day"), (e.get("Done") or "")[:7]) for e in pushed] == [
+        (1, "2026-11-14 09:00 UTC", None, ""), (None, "2026-11-14 23:52 UTC", "2026-11-14", "cycle 1"),
+        (2, "2026-11-14 23:50 UTC", None, ""), (None, "2026-11-15 00:30 UTC", "2026-11-14", "cycle 2")]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert "left out 2 close commit(s) made here: the remote closed 2026-11-14 first" in again.stderr
+    assert again.stdout.splitlines()[0] == (
+        "closed 2026-11-14 again: 1 cycle (1 built, 0 published, 0 no-build) since its close at 2026-11-14 23:52 UTC "
+        "(LOG.md:12); origin/main held a close of the same day first: the push left out this close and 1 made here "
+        "before that never reached it, and the close ran again on what origin/main holds")
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    verified = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "verify", "--range", "HEAD~5..HEAD")
+    assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize("theirs", [datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC),
+                                    datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC)])
+def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path: Path, git_env: None,
+                                                                       theirs: datetime) -> None:
+    """The human's commit waits unpushed under this close; the human's other clone closes the day and lands while
+    this close pushes (in the same minute its change is this close's own, else a report of its own). The push
+    publishes the human's commit and leaves this close out: the close said `committed <id>` of the human's
+    commit as replayed, as if it were the close. It says what happened, and closes again on what the remote holds."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    said = _close_on_first_push(runner.path, human.path, theirs)
+    ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert ours.returncode == ExitCode.OK, ours.stdout + ours.stderr
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines()[:2] == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14"]
+    assert not [line for line in ours.stdout.splitlines() if line.startswith("committed ")], ours.stdout
+    assert ours.stdout.splitlines()[0] == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day first: "
+        "the push left out this close, and the close ran again on what origin/main holds")
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_close_whose_branch_changed_while_another_close_landed_keeps_both_and_the_next_push_sorts_them(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The push finds another close of the day on the remote before it rebases (it landed while this close pushed:
+    the runner's pre-push hook lands the human's close once), and the human commits in the runner's checkout right
+    then, between that look and the close taking its lock again to step aside. The branch is no longer the close's
+    alone: nothing moves, nothing is pushed (exit 6), and the message says to run it again. The next `close --push`
+    publishes the human's commit and leaves the close out: one report of the day.
+
+    The moment is made deterministic by wrapping the real `overtaken_by`: right after the push's look finds the other
+    close, the human's commit is made (a real commit in the real checkout); every look runs as it is."""
+    from gitmem.close import overtaken, run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    looked = overtaken.overtaken_by
+    made: list[str] = []
+
+    def the_human_commits_right_after_the_push_looked(*args: object) -> overtaken.Overtaken | None:
+        found = looked(*args)       # type: ignore[arg-type]
+        if found is not None and not made:
+            made.append(str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)))
+        return found
+
+    monkeypatch.setattr(overtaken, "overtaken_by", the_human_commits_right_after_the_push_looked)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY
+    told = ("origin/main got another close while this one pushed, and this branch changed since: nothing was pushed; "
+            "run `gitmem close --push` again")
+    assert result.push.messages == [told]
+    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
+    assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    monkeypatch.undo()
+    again = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_cycles_push_leaves_out_a_stranded_close_of_a_day_the_remote_closed(tmp_path: Path, git_env: None) -> None:
+    """Whichever push carries the stranded close to the remote: here the runner's next cycle's. It publishes the
+    human's commit and its own cycle, and leaves the close out; the next close reports nothing twice."""
+    from gitmem.cycle.runner import Settings, run_cycle
+    from tests.support.cycle_support import WritingBackend, built
+
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
+    report = run_cycle(Workspace.at(runner.path), WritingBackend(built("write hello.txt")),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert report.exit_code == ExitCode.OK, report
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, e.get("Day")) for e in pushed] == [(1, None), (None, "2026-11-14"), (2, None)]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "log", "--format=%an|%s", "-2", "main").splitlines()[1] == "Dana Human|notes"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_left_out_close_whose_cycle_another_writer_numbered_first_keeps_the_cycle_renumbered(
+        tmp_path: Path, git_env: None) -> None:
+    """The human's clone ran its own cycle 2 (23:49) before its close; the runner's cycle 2 (23:50, on the stranded
+    close) becomes cycle 3 as it is replayed without the closes, and the close run again reports it alone."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+    write_cycle(human, datetime(2026, 11, 14, 23, 49, tzinfo=UTC))
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, str(e.when), (e.get("Done") or "").replace("\n", " | ")) for e in pushed] == [
+        (1, "2026-11-14 09:00 UTC", ""), (2, "2026-11-14 23:49 UTC", ""),
+        (None, "2026-11-14 23:52 UTC", "cycle 1 · built · task at 09:00 — shipped it | cycle 2 · built · task at "
+                                       "23:49 — shipped it"),
+        (3, "2026-11-14 23:50 UTC", ""), (None, "2026-11-15 00:30 UTC", "cycle 3 · built · task at 23:50 — shipped it")]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
