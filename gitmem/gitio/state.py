@@ -2,7 +2,8 @@
 
 `state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
 each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
-files that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
+files that git reads); `config_files` names every config file git reads for the repository, the files they
+include with them; `references_all` and `set_reference` read and put back every reference; `ignored` says
 what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves;
 `config_entries` reads one config file as git reads it.
 """
@@ -34,6 +35,10 @@ _PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitme
 _OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
+CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
+# The system's config file: a git run without the runner's environment (the box passes no GIT_CONFIG_*
+# variable) reads it whatever GIT_CONFIG_SYSTEM or GIT_CONFIG_NOSYSTEM say here.
+SYSTEM_CONFIG = Path("/etc/gitconfig")
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,10 @@ def state_paths(repo: Repo) -> list[StatePath]:
     tree = work_tree(repo)
     if tree is not None and (tree / ".git").is_file():     # a linked work tree's (or a submodule's) `gitdir:` file
         add(".git", tree / ".git", False)
-    for label, path in [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]:
+    others = [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]
+    for label, path in others:
         add(label, path, label.startswith(".git/"))
-    for path in _user_files(repo, home):
+    for path in _user_files(repo, home, others):
         inside = path.is_relative_to(common) or path.is_relative_to(own)
         if inside:
             label = f".git/{path.relative_to(common)}"
@@ -145,23 +151,51 @@ def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[
     return found
 
 
-def _user_files(repo: Repo, home: Path) -> list[Path]:
-    """The global config files git and libgit2 read, the files they include, the global ignore and attributes
-    files, and a hooks directory that core.hooksPath puts outside the git directory."""
+def config_files(repo: Repo) -> list[Path]:
+    """Every config file git reads for `repo`, as absolute paths (some may not exist): its git directories'
+    (`config` and `config.worktree` of its own, the common one, each other linked work tree's and each
+    submodule's, `.git/modules/` or the submodule's own `.git` folder), the user's and the system's, and the files
+    each of them includes, in turn."""
+    own, common = git_dir(repo), common_dir(repo)
+    others = [*_submodule_files(repo, common, work_tree(repo)), *_other_work_trees(common, own)]
+    return _configs(repo, Path(os.path.expanduser("~")), others)
+
+
+def _configs(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
+    """`config_files`, given the state files of the other git directories (`others`: submodules', linked work
+    trees')."""
+    own, common = git_dir(repo), common_dir(repo)
+    configs = [common / "config", common / "config.worktree", own / "config.worktree",
+               *(path for _label, path in others if path.name in CONFIG_NAMES), *_global_configs(home)]
+    configs = list(dict.fromkeys(Path(os.path.abspath(p)) for p in configs))
+    # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), are
+    # config as much as the file that names them: git reads them, and they hold what it holds (a credential).
+    return [*configs, *(path for path in _included(configs) if path not in configs)]
+
+
+def _global_configs(home: Path) -> list[Path]:
+    """The user's and the system's config files, as git and libgit2 find them."""
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     paths = [Path(p) for p in (os.environ.get("GIT_CONFIG_GLOBAL"), os.environ.get("GIT_CONFIG_SYSTEM")) if p]
     if not os.environ.get("GIT_CONFIG_GLOBAL"):
         paths += [home / ".gitconfig", xdg / "git" / "config"]
-    if not os.environ.get("GIT_CONFIG_SYSTEM") and not os.environ.get("GIT_CONFIG_NOSYSTEM"):
-        paths.append(Path("/etc/gitconfig"))
+    paths.append(SYSTEM_CONFIG)
     for level, name in ((ConfigLevel.GLOBAL, ".gitconfig"), (ConfigLevel.XDG, "config"),
                         (ConfigLevel.SYSTEM, "gitconfig")):
         try:
             paths += [Path(p) / name for p in str(pygit2.settings.search_path[level]).split(os.pathsep) if p]
         except (KeyError, ValueError, pygit2.GitError):
             pass
+    return paths
+
+
+def _user_files(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
+    """The config files git and libgit2 read outside the git directories (`_configs`: the user's, the system's,
+    the files any config includes), the global ignore and attributes files, and a hooks directory that
+    core.hooksPath puts outside the git directory."""
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     config = repo.raw.config
-    configs = [git_dir(repo) / "config", common_dir(repo) / "config", git_dir(repo) / "config.worktree", *paths]
+    paths = _configs(repo, home, others)
     paths += [xdg / "git" / "ignore", xdg / "git" / "attributes"]
     tree = work_tree(repo)
     hooks: list[Path] = []
@@ -174,11 +208,9 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
         places = [given] if given.is_absolute() else [     # relative to where git runs: the likely places
             common_dir(repo) / given, home / given, *([tree / given] if tree is not None else [])]
         (hooks if name == "core.hookspath" else paths).extend(places)
-    # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), and
-    # the ignore and attributes files it names are git state wherever they are, in the work tree too: a tracked
-    # file that .git/config includes is config the agent could write, and the runner's own git commands (its
-    # push) would run what it says.
-    paths += _included(configs)
+    # The files the config includes (`_configs`), and the ignore and attributes files it names are git state
+    # wherever they are, in the work tree too: a tracked file that .git/config includes is config the agent
+    # could write, and the runner's own git commands (its push) would run what it says.
     if tree is not None:
         paths += _programs_in(tree, [entry.value or "" for entry in config])
     # A hooks folder kept in the work tree is tracked content: a protected path (gitmem.cycle.agent_guard), whose

@@ -85,7 +85,7 @@ def test_a_linked_work_trees_and_a_submodules_config_are_shown_without_credentia
 def test_a_config_without_credentials_is_shown_as_it_is(memrepo: GitRepo) -> None:
     git(memrepo.path, "config", "remote.origin.url", "https://github.com/acme/agent.git")
     git(memrepo.path, "config", "core.sshCommand", "ssh -o BatchMode=yes")
-    assert box_git_config.shown_copies(memrepo.ws().repo) == ()
+    assert box_git_config.shown_copies(memrepo.ws().repo, lambda path: path.startswith(str(memrepo.path))) == ()
 
 
 def test_the_copy_keeps_what_git_reads_there(memrepo: GitRepo) -> None:
@@ -105,3 +105,37 @@ def test_the_copy_keeps_what_git_reads_there(memrepo: GitRepo) -> None:
     assert f"alias.odd={odd}\n" in listed and "branch.feature/x.y.remote=origin\n" in listed
     assert "gitmem.flag\n" in listed and git(memrepo.path, "config", "--file", str(shown), "--bool",
                                              "gitmem.flag") == "true\n"
+
+
+# -- every config file git reads for the repository, not the git directory's alone ---------------------------
+
+INCLUDED_TOKEN = "incl-" + "In4c" * 6            # an extraheader in a file the repository's config includes
+INCLUDE_IF_PASSWORD = "incif-" + "If8p" * 5      # a credential helper's password in an includeIf's file
+
+
+@needs_bwrap
+def test_the_files_a_config_includes_are_shown_without_credentials(memrepo: GitRepo) -> None:
+    """`include.path` and `includeIf.*.path` name files git reads as config: one beside .git/config (a path
+    relative to it), one in the work tree (git-ignored, as a local settings file is). The box showed them as
+    they are, extraheader and helper password and all, where .git/config itself was stripped."""
+    beside = memrepo.path / ".git" / "credentials.inc"
+    beside.write_text(f'[http]\n\textraheader = "AUTHORIZATION: bearer {INCLUDED_TOKEN}"\n'
+                      "[alias]\n\tshown = log -1\n", encoding="utf-8")
+    local = memrepo.path / ".gitconfig.local"
+    local.write_text(f'[credential]\n\thelper = "!f() {{ echo password={INCLUDE_IF_PASSWORD}; }}; f"\n'
+                     "[alias]\n\tlocal = status --short\n", encoding="utf-8")
+    (memrepo.path / ".git" / "info" / "exclude").write_text(".gitconfig.local\n", encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "credentials.inc")
+    git(memrepo.path, "config", f"includeIf.gitdir:{memrepo.path}/.git.path", "../.gitconfig.local")
+    before = {path: path.read_bytes() for path in (beside, local, memrepo.path / ".git" / "config")}
+    done = _boxed(memrepo, "cat .git/credentials.inc .gitconfig.local; git config --list --show-origin; "
+                           "git status --porcelain; git log --format=%s -1")
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert [secret for secret in (INCLUDED_TOKEN, INCLUDE_IF_PASSWORD) if secret in said] == []
+    # git inside reads the rest of both files, and the tree is clean (the local file is excluded)
+    assert "alias.shown=log -1" in done.stdout and "alias.local=status --short" in done.stdout
+    assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
+    assert "??" not in done.stdout and " M " not in done.stdout
+    assert {path: path.read_bytes() for path in before} == before
+
