@@ -119,23 +119,24 @@ def _other_work_trees(common: Path, own: Path) -> list[tuple[str, Path]]:
 def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[str, Path]]:
     """A submodule's git state, as the superproject's: a human's `git status` runs `git status` in every
     submodule, with that submodule's config (its `core.fsmonitor`), and a commit inside one runs its hooks. So:
-    the state files of each git directory under `.git/modules/` (nested submodules' too), and of a submodule's
-    own `.git` folder, and the `.git` file in each submodule's folder that says where its git directory is."""
+    the state files of each git directory under `.git/modules/` (nested submodules' too), of a submodule's own
+    `.git` folder in the tree (a nested submodule's too), of one a submodule's `.git` file leads to elsewhere, and
+    the `.git` file in each submodule's folder that says where its git directory is."""
     found: list[tuple[str, Path]] = []
     dirs: list[tuple[str, Path]] = []
-    if tree is not None:
-        try:
-            gitlinks = [entry.path for entry in repo.raw.index if entry.mode == pygit2.enums.FileMode.COMMIT]
-        except pygit2.GitError:
-            gitlinks = []
-        for rel in gitlinks:
-            dot_git = tree / rel / ".git"
-            if dot_git.is_dir() and not dot_git.is_symlink():
-                dirs.append((f"{rel}/.git", dot_git))
-            else:
-                found.append((f"{rel}/.git", dot_git))
+    modules = common / "modules"
+    for rel, own in _submodules_in_tree(repo, tree) if tree is not None else []:
+        dot_git = Path(tree or "", rel, ".git")
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            dirs.append((f"{rel}/.git", dot_git))          # its own `.git` folder in the tree
+            continue
+        found.append((f"{rel}/.git", dot_git))
+        # A `gitdir:` file that leads out of .git/modules (walked below): that git directory's files too
+        if own is not None and not own.is_relative_to(modules):
+            dirs.append((f".git/{own.relative_to(common).as_posix()}" if own.is_relative_to(common) else str(own),
+                         own))
     # The git directories under .git/modules (a submodule's name may hold slashes): walked, not recursed.
-    waiting = [common / "modules"]
+    waiting = [modules]
     while waiting:
         folder = waiting.pop()
         try:
@@ -187,6 +188,38 @@ def _global_configs(home: Path) -> list[Path]:
         except (KeyError, ValueError, pygit2.GitError):
             pass
     return paths
+
+
+MAX_SUBMODULE_DEPTH = 8        # submodules of submodules followed this deep (git status recurses into each)
+MAX_SUBMODULES = 1_000         # and this many in all: the work tree is the agent's while the box is made
+
+
+def _submodules_in_tree(repo: Repo, tree: Path) -> list[tuple[str, Path | None]]:
+    """Every submodule in the work tree, the path relative to the tree, with the git directory it is checked out
+    with (None where it is not): the superproject's index names its submodules, and each checked-out
+    submodule's own index names its own, which git status runs in as well."""
+    found: list[tuple[str, Path | None]] = []
+    waiting: list[tuple[str, pygit2.Repository, int]] = [("", repo.raw, 0)]
+    while waiting and len(found) < MAX_SUBMODULES:
+        prefix, here, depth = waiting.pop()
+        try:
+            gitlinks = [entry.path for entry in here.index if entry.mode == pygit2.enums.FileMode.COMMIT]
+        except pygit2.GitError:
+            continue
+        for rel in gitlinks[:MAX_SUBMODULES - len(found)]:
+            path = f"{prefix}{rel}"
+            dot_git = tree / path / ".git"
+            own: Path | None = None
+            if depth < MAX_SUBMODULE_DEPTH and not dot_git.is_symlink() and dot_git.exists():
+                try:
+                    sub = pygit2.Repository(str(tree / path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+                except pygit2.GitError:
+                    sub = None
+                if sub is not None:
+                    own = Path(os.path.abspath(sub.path))
+                    waiting.append((f"{path}/", sub, depth + 1))
+            found.append((path, own))
+    return found
 
 
 def _user_files(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:

@@ -139,3 +139,57 @@ def test_the_files_a_config_includes_are_shown_without_credentials(memrepo: GitR
     assert "??" not in done.stdout and " M " not in done.stdout
     assert {path: path.read_bytes() for path in before} == before
 
+
+SUBMODULE_TOKEN = "subm-" + "Sb6m" * 6           # a token in a submodule's remote URL
+
+
+def _embedded_submodule(top: Path, tmp_path: Path, rel: str) -> Path:
+    """A submodule `rel` of the repository `top` whose git directory is its own `.git` folder in the work tree
+    (as `git submodule add` leaves a repository cloned there first), its remote's URL holding a token."""
+    source = tmp_path / f"{rel.replace('/', '-')}-source"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    (source / "code.txt").write_text("library code\n", encoding="utf-8")
+    git(source, "add", "code.txt")
+    git(source, "commit", "-q", "-m", "library")
+    sub = top / rel
+    git(top, "-c", "protocol.file.allow=always", "clone", "-q", str(source), str(sub))
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), rel)
+    git(top, "commit", "-q", "-m", "a submodule")
+    git(sub, "config", "remote.origin.url", f"https://x-access-token:{SUBMODULE_TOKEN}@github.com/acme/sub.git")
+    assert (sub / ".git").is_dir()
+    return sub
+
+
+@needs_bwrap
+def test_a_submodules_own_git_folder_in_the_tree_is_shown_without_credentials(memrepo: GitRepo,
+                                                                               tmp_path: Path) -> None:
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    before = (sub / ".git" / "config").read_bytes()
+    done = _boxed(memrepo, "cat lib/sub/.git/config; git -C lib/sub remote get-url origin; "
+                           "git status --porcelain; echo more >> lib/sub/code.txt; "
+                           "git -C lib/sub -c user.name=Agent -c user.email=agent@example.com commit -qam boxed && "
+                           "git -C lib/sub log --format=%s -1")
+    assert done.returncode == 0, done.stderr
+    assert SUBMODULE_TOKEN not in done.stdout + done.stderr
+    # git inside reads the submodule's config (its remote, without the token) and commits there
+    assert "https://github.com/acme/sub.git\n" in done.stdout and done.stdout.endswith("boxed\n")
+    assert (sub / ".git" / "config").read_bytes() == before
+    assert git(sub, "log", "--format=%s", "-1") == "boxed\n"
+
+
+@needs_bwrap
+def test_a_nested_submodules_own_git_folder_is_shown_without_credentials(memrepo: GitRepo, tmp_path: Path) -> None:
+    """git status runs in every submodule, and in theirs: a submodule of a submodule, its `.git` folder in the
+    work tree too, holds a config as the first does."""
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    inner = _embedded_submodule(sub, tmp_path, "vendor/inner")
+    git(memrepo.path, "add", "lib/sub")
+    git(memrepo.path, "commit", "-q", "-m", "the submodule's submodule")
+    before = (inner / ".git" / "config").read_bytes()
+    done = _boxed(memrepo, "cat lib/sub/vendor/inner/.git/config; git -C lib/sub/vendor/inner remote get-url origin; "
+                           "git status --porcelain")
+    assert done.returncode == 0, done.stderr
+    assert SUBMODULE_TOKEN not in done.stdout + done.stderr
+    assert "https://github.com/acme/sub.git\n" in done.stdout
+    assert (inner / ".git" / "config").read_bytes() == before
