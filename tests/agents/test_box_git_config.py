@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,3 +195,41 @@ def test_a_nested_submodules_own_git_folder_is_shown_without_credentials(memrepo
     assert SUBMODULE_TOKEN not in done.stdout + done.stderr
     assert "https://github.com/acme/sub.git\n" in done.stdout
     assert (inner / ".git" / "config").read_bytes() == before
+
+
+SYSTEM_TOKEN = "sys-" + "Sy5t" * 6               # an extraheader in the system's config
+# Run in a mount namespace of its own whose /etc/gitconfig is the test's file: the box, and what it shows.
+_BOXED_THERE = """import sys
+from pathlib import Path
+import pygit2
+from tests.agents.test_box_git_config import _boxed
+from tests.support.helpers import GitRepo
+done = _boxed(GitRepo(Path(sys.argv[1]), pygit2.Repository(sys.argv[1])), sys.argv[2])
+sys.stdout.write(done.stdout)
+sys.stderr.write(done.stderr)
+sys.exit(done.returncode)
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or not os.path.isfile("/etc/gitconfig"),
+                    reason="root stands a file of its own in for /etc/gitconfig, in a mount namespace of its own")
+def test_the_systems_git_config_is_shown_without_credentials(memrepo: GitRepo, tmp_path: Path) -> None:
+    """/etc/gitconfig is bound with /etc, and git inside reads it: a credential helper or an extraheader there
+    (a CI image's, a company's) was the host's bytes inside the box."""
+    system = tmp_path / "gitconfig"
+    system.write_text(f'[http]\n\textraheader = "AUTHORIZATION: bearer {SYSTEM_TOKEN}"\n'
+                      f'[credential]\n\thelper = "!echo password={SYSTEM_TOKEN}"\n[alias]\n\tsystemwide = log -1\n',
+                      encoding="utf-8")
+    before = system.read_bytes()
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           'mount --bind "$0" /etc/gitconfig && exec "$@"', str(system), sys.executable, "-c",
+                           _BOXED_THERE, str(memrepo.path),
+                           "cat /etc/gitconfig; git config --system --list; git status --porcelain; "
+                           "git log --format=%s -1"],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert SYSTEM_TOKEN not in done.stdout + done.stderr
+    assert "alias.systemwide=log -1\n" in done.stdout           # git inside reads the rest of it
+    assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
+    assert system.read_bytes() == before
