@@ -94,3 +94,40 @@ def test_inside_the_box_files_pytest_runs_planted_in_ignored_folders_are_held(tm
     said, marker = _cycle(tmp_path, memrepo, cli, "bubblewrap")
     _assert_held(memrepo, said, marker)
 
+
+
+# -- a project's own norecursedirs (gitmem.agents.pytest_settings) -------------------------------------------
+
+PROJECT_SETTINGS = "[pytest]\nnorecursedirs = docs\n"     # replaces pytest's default list: build/ is collected
+
+
+def _plant_in_build(marker: Path, settings: str | None) -> str:
+    """The agent's script: a conftest.py in the git-ignored build/ and in a dot folder, which pytest collects from
+    under the project's settings; with `settings`, it rewrites the project's pytest.ini first."""
+    body = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    rewrite = "" if settings is None else f"open(os.path.join(root, 'pytest.ini'), 'w').write({settings!r})\n"
+    return rewrite + f'''
+for rel in ("build/lib/conftest.py", ".scratch/conftest.py"):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write({body!r})
+'''
+
+
+@pytest.mark.parametrize("settings", [None, "[pytest]\nnorecursedirs = build .* node_modules\n"],
+                         ids=["the project's settings", "the agent rewrote them"])
+def test_files_pytest_runs_where_the_projects_own_norecursedirs_sends_it_are_held(tmp_path, memrepo: GitRepo, cli,
+                                                                                   settings: str | None) -> None:
+    """A project's `norecursedirs` replaces pytest's default: pytest then imports a conftest.py in build/ or a dot
+    folder, which the runner's look, knowing the default only, left in place to run at the human's next pytest.
+    Rewriting the project's settings does not hide one: the start commit's are read too."""
+    memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "build/\n.scratch/\n",
+                          "pytest.ini": PROJECT_SETTINGS}, "the project's pytest settings")
+    marker = tmp_path / "pytest-ran"
+    command_agent(tmp_path, memrepo, _plant_in_build(marker, settings))
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    found = sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+    assert found == [".scratch/conftest.py", "build/lib/conftest.py"]
+    for path in found:
+        assert not os.path.lexists(memrepo.path / path)
