@@ -63,7 +63,7 @@ def _assert_held(memrepo: GitRepo, said: dict, marker: Path) -> None:
     cycle = said["cycle"]
     for path in planted:
         assert not os.path.lexists(memrepo.path / path)
-        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{cycle}" / path
+        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{cycle}" / f"{path}.held"
         assert "pytest-ran" in kept.read_text(encoding="utf-8")         # held, not lost
         assert f"kept {path} out of the work tree: pytest runs a file of that name" in evidence(memrepo)
     # The human's own ignored conftest.py, from before the cycle, and what pytest never collects, stay.
@@ -131,3 +131,13 @@ def test_files_pytest_runs_where_the_projects_own_norecursedirs_sends_it_are_hel
     assert found == [".scratch/conftest.py", "build/lib/conftest.py"]
     for path in found:
         assert not os.path.lexists(memrepo.path / path)
+    # The human's next real pytest, with the project's settings, runs none of them: not where they were, nor
+    # where they are held (those settings send pytest into .git/ too).
+    assert sorted(path.relative_to(memrepo.path / ".git").as_posix() for path in
+                  (memrepo.path / ".git" / "gitmem" / "held").rglob("*") if path.is_file()) == [
+        f"gitmem/held/cycle-{said['cycle']}/{path}.held" for path in found]
+    (memrepo.path / "pytest.ini").write_text(PROJECT_SETTINGS, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
+                   cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
