@@ -15,8 +15,9 @@ import pytest
 from gitmem.agents import box_git_config
 from gitmem.agents.sandbox import SandboxChoice, choose
 from gitmem.config import parse_config
+from gitmem.errors import ExitCode
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, with_command_backend
 from tests.support.nobody import bwrap_works
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
@@ -233,3 +234,46 @@ def test_the_systems_git_config_is_shown_without_credentials(memrepo: GitRepo, t
     assert "alias.systemwide=log -1\n" in done.stdout           # git inside reads the rest of it
     assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
     assert system.read_bytes() == before
+
+
+# A `#!/bin/sh` agent run by a boxed cycle: it reads every config file it can find into the folder it may write
+# (agent.sandbox.writable), runs git there, and writes its memory.
+SH_READER = """#!/bin/sh
+cat > /dev/null
+{ cat .git/config .git/credentials.inc lib/sub/.git/config /etc/gitconfig
+  git config --list --show-origin; git -C lib/sub remote get-url origin; git status --porcelain
+} > "$SEEN" 2>&1
+gitmem log add --task "sh reader" --outcome built --result "read the git config"
+gitmem now add --did "sh reader" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_a_boxed_sh_agent_reads_no_credential_of_any_config_git_reads(memrepo: GitRepo, tmp_path: Path, cli,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path a command agent takes: a cycle whose `#!/bin/sh` agent reads the included file and the
+    submodule's own config from inside the box, and whose git there still works."""
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    (memrepo.path / ".git" / "credentials.inc").write_text(
+        f'[http]\n\textraheader = "AUTHORIZATION: bearer {INCLUDED_TOKEN}"\n', encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "credentials.inc")
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    script = tmp_path / "reader.sh"
+    script.write_text(SH_READER, encoding="utf-8")
+    script.chmod(0o755)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(script), sandbox="bubblewrap").replace(
+        "    # writable: [~/.cache/my-agent]", f"    writable: [{seen}]").replace(
+        "  pass_env:\n    - ANTHROPIC_API_KEY\n", "  pass_env:\n    - SEEN\n")
+    memrepo.commit_files({"gitmem.yaml": text}, "a shell agent that reads")
+    monkeypatch.setenv("SEEN", str(seen / "read.txt"))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    before = [(path, path.read_bytes()) for path in (sub / ".git" / "config",
+                                                      memrepo.path / ".git" / "credentials.inc")]
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    read = (seen / "read.txt").read_text(encoding="utf-8")
+    assert [secret for secret in (INCLUDED_TOKEN, SUBMODULE_TOKEN) if secret in read] == [], read
+    assert "https://github.com/acme/sub.git\n" in read and "include.path=credentials.inc" in read
+    assert "Task: sh reader" in memrepo.read("LOG.md")
+    assert [(path, path.read_bytes()) for path, _ in before] == before
