@@ -131,10 +131,12 @@ def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[
             dirs.append((f"{rel}/.git", dot_git))          # its own `.git` folder in the tree
             continue
         found.append((f"{rel}/.git", dot_git))
-        # A `gitdir:` file that leads out of .git/modules (walked below): that git directory's files too
-        if own is not None and not own.is_relative_to(modules):
-            dirs.append((f".git/{own.relative_to(common).as_posix()}" if own.is_relative_to(common) else str(own),
-                         own))
+        # A `gitdir:` file that leads out of .git/modules (walked below) to another git directory in the tree:
+        # that one's files too. Never one outside it: the guard puts back what it watches, and a human's other
+        # repository is not the cycle's to put back.
+        if own is not None and not own.is_relative_to(modules) and tree is not None \
+                and Path(os.path.realpath(own)).is_relative_to(os.path.realpath(tree)):
+            dirs.append((own.relative_to(tree).as_posix(), own))
     # The git directories under .git/modules (a submodule's name may hold slashes): walked, not recursed.
     waiting = [modules]
     while waiting:
@@ -199,6 +201,7 @@ def _submodules_in_tree(repo: Repo, tree: Path) -> list[tuple[str, Path | None]]
     with (None where it is not): the superproject's index names its submodules, and each checked-out
     submodule's own index names its own, which git status runs in as well."""
     found: list[tuple[str, Path | None]] = []
+    top = Path(os.path.realpath(tree))
     waiting: list[tuple[str, pygit2.Repository, int]] = [("", repo.raw, 0)]
     while waiting and len(found) < MAX_SUBMODULES:
         prefix, here, depth = waiting.pop()
@@ -210,6 +213,10 @@ def _submodules_in_tree(repo: Repo, tree: Path) -> list[tuple[str, Path | None]]
             path = f"{prefix}{rel}"
             dot_git = tree / path / ".git"
             own: Path | None = None
+            # A nested submodule's index is in the tree, the agent's to write: its paths stay in the tree.
+            if ".." in Path(rel).parts or os.path.isabs(rel) \
+                    or not Path(os.path.realpath(tree / path)).is_relative_to(top):
+                continue
             if depth < MAX_SUBMODULE_DEPTH and not dot_git.is_symlink() and dot_git.exists():
                 try:
                     sub = pygit2.Repository(str(tree / path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
