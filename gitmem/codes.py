@@ -500,7 +500,7 @@ CYCLE_RUNNABLE_HELD = _code(
     "GM776", "cycle-runnable-held",
     "a file pytest runs by its name (`conftest.py`, `test_*.py`, `*_test.py`) that the agent made or changed in a "
     "git-ignored folder pytest collects from, where no diff shows it, was moved out of the work tree, to "
-    ".git/gitmem/held/", "{message}", severity="warning", since=6)
+    ".git/gitmem/held/, as `<name>.held`", "{message}", severity="warning", since=6)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

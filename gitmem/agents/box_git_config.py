@@ -4,12 +4,16 @@ The box binds the git directory read-only (gitmem.agents.sandbox_mounts), which 
 it, not from reading it; and a repository's config is where credentials are kept beside the settings git needs:
 an `http.<url>.extraheader` (the `AUTHORIZATION: basic …` actions/checkout leaves), a remote URL with
 `user:token@` in it, a `credential` section (a stored username, a helper script that echoes a password), a key
-whose name says it holds one (`sendemail.smtpPass`, `hub.oauthtoken`; gitmem.secrets.is_secret_name). So each
-config file of the git directories (`config`, `config.worktree`, a linked tree's and each submodule's under
-`modules/`) that holds one is read as git reads it (`git config --list`, includes not followed) and written
-again without them: no such key, and no user or password in any URL. The copy is bound read-only over the
-original for the box's lifetime; the human's file is never changed. Git inside the box still reads everything
-else (status, log, diff). A file git cannot read is shown empty: what git fails to parse cannot be judged.
+whose name says it holds one (`sendemail.smtpPass`, `hub.oauthtoken`; gitmem.secrets.is_secret_name). And so is
+every other config file git reads for the repository (gitmem.gitio.config_files): a linked tree's, each
+submodule's (under `modules/`, or its own `.git` folder in the work tree), the system's `/etc/gitconfig`, and the
+files any of them includes (`include.path`, `includeIf.*.path`: a `~/.gitconfig-work` with a helper, a file
+beside .git/config). So each of them the box shows at all (`shown`: under a folder it binds) that holds one is
+read as git reads it (`git config --list`, includes not followed: the copy names the same files, themselves
+shown as copies) and written again without them: no such key, and no user or password in any URL. The copy is
+bound read-only over the original for the box's lifetime; the human's file is never changed. Git inside the box
+still reads everything else (status, log, diff). A file git cannot read is shown empty: what git fails to parse
+cannot be judged.
 
 The copies hold nothing secret. They live in one private temporary folder of this process, each named by its
 content, and go with the process (`atexit`).
@@ -22,13 +26,13 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
 from gitmem import gitio
 from gitmem.secrets import is_secret_name
 
-CONFIG_NAMES = ("config", "config.worktree")
 # A section whose every key is about credentials, and a key that carries one whatever its name.
 CREDENTIAL_SECTIONS = frozenset({"credential"})
 CREDENTIAL_KEYS = frozenset({"extraheader"})
@@ -36,19 +40,20 @@ CREDENTIAL_KEYS = frozenset({"extraheader"})
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
 
 
-def shown_copies(repo: gitio.Repo) -> tuple[tuple[str, str], ...]:
-    """(copy, original) for each config file of `repo`'s git directories (gitmem.gitio.state_paths: its own, a
-    linked tree's, each submodule's) that holds a credential: the copy to bind read-only over the original. A
-    file without one is shown as it is (no copy, no mount)."""
-    found: list[tuple[str, str]] = []
-    for place in gitio.state_paths(repo):
-        path = place.path
-        if not place.inside or path.name not in CONFIG_NAMES or path.is_symlink() or not path.is_file():
+def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[str, str], ...]:
+    """(copy, original) for each config file git reads for `repo` (gitmem.gitio.config_files) that the box
+    shows (`shown`, given the file's real path) and that holds a credential: the copy to bind read-only over the
+    file's real path, where a link to it leads too. A file without one is shown as it is (no copy, no mount);
+    one the box does not show is left alone (the host's `~/.gitconfig`: the box has a HOME of its own)."""
+    found: dict[str, str] = {}
+    for path in gitio.config_files(repo):
+        real = os.path.realpath(path)
+        if real in found or not shown(real) or not os.path.isfile(real):
             continue
-        text = sanitised(path)
+        text = sanitised(Path(real))
         if text is not None:
-            found.append((str(_written(text)), str(path.resolve())))
-    return tuple(found)
+            found[real] = str(_written(text))
+    return tuple((copy, original) for original, copy in found.items())
 
 
 def sanitised(path: Path) -> str | None:

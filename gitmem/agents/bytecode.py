@@ -18,8 +18,11 @@ of either is removed too (it would load from outside the tree). The walk skips `
 anchors (read-only in the box, reported without it) and stops at MAX_ENTRIES, which `Sweep.cut_short` says.
 
 The same walk finds the files pytest runs by their name alone (`collected_by_name`: `conftest.py`, `test_*.py`,
-`*_test.py`) made or changed during the cycle, in the folders pytest recurses into by default (`collects_into`:
-not `.*`, `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv): pytest reads no .gitignore, so one
+`*_test.py`) made or changed during the cycle, in the folders pytest recurses into (`Recursion`): by default not
+`.*`, `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv; but a project's own `norecursedirs`
+(gitmem.agents.pytest_settings) replaces that list, and pytest then goes into `build/` too. A folder is looked into
+where pytest would go under its default or under any setting the caller names (the project's before the agent
+and after it, which the agent may have rewritten): never less than the default. pytest reads no .gitignore, so one
 the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the human's next `pytest` with no diff to
 review. They are no caches: the runner holds the git-ignored ones (gitmem.cycle.oversize `hold_runnable`, GM776)
 where the human can read them, and the diff shows the rest. Python's own startup files (`sitecustomize.py`,
@@ -32,22 +35,25 @@ of that exact content), `.tool-versions` (names a version, runs nothing), and bu
 """
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
+from gitmem.agents.pytest_settings import DEFAULT_NORECURSE
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
 CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
 CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
 SKIPPED = (".git", *IGNORED_TOOL_DIRS)         # names skipped at the top of the tree
-# pytest's defaults: the files it imports by name (python_files, and every conftest.py), and the folders it
-# never recurses into (norecursedirs; `.*` and `*.egg` by their shape), nor into a virtualenv (pyvenv.cfg).
+# pytest's defaults: the files it imports by name (python_files, and every conftest.py); it never recurses into
+# a virtualenv (pyvenv.cfg) nor a `__pycache__`, whatever norecursedirs says.
 PYTEST_CONFTEST = "conftest.py"
-PYTEST_NORECURSE = frozenset({"_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"})
 VENV_MARK = "pyvenv.cfg"
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
@@ -61,11 +67,12 @@ class Sweep:
     cut_short: bool = False                # the tree holds over MAX_ENTRIES entries: the rest was not looked at
 
 
-def fresh(root: Path, since_ns: int) -> Sweep:
+def fresh(root: Path, since_ns: int, norecurse: Iterable[tuple[str, ...]] = ()) -> Sweep:
     """The bytecode cache entries under `root` (files or links) with a ctime at or after `since_ns`, and every
     entry of a cache directory that itself is; and (`runnable`) the files pytest collects by name with such a
-    ctime, in the folders it recurses into."""
+    ctime, in the folders it recurses into under its default or any of the project's `norecurse` settings."""
     found = Sweep()
+    recursion = Recursion((DEFAULT_NORECURSE, *norecurse))
     pending = [_Folder(str(root), "", collected=True)]
     count = 0
     while pending:
@@ -84,7 +91,8 @@ def fresh(root: Path, since_ns: int) -> Sweep:
                         _look(entry, folder, since_ns, found, pending)
                     elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
                         pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
-                                               collected=folder.collected and collects_into(name)))
+                                               collected=folder.collected and recursion.goes_into(
+                                                   name, f"{folder.rel}{name}")))
                     elif folder.collected and name.endswith(".py") and collected_by_name(name):
                         _look_runnable(entry, folder, since_ns, found)
         except OSError:
@@ -108,9 +116,26 @@ def collected_by_name(name: str) -> bool:
     return name == PYTEST_CONFTEST or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
 
 
-def collects_into(name: str) -> bool:
-    """Whether pytest, by default, recurses into a folder of this name (a virtualenv aside: `_outside_venvs`)."""
-    return not (name.startswith(".") or name.endswith(".egg") or name in PYTEST_NORECURSE or name == PYCACHE)
+class Recursion:
+    """The folders pytest recurses into under one of several `norecursedirs` settings (each a tuple of patterns,
+    matched as pytest matches them: a pattern without `/` against the folder's name, one with it against its path
+    from the top), a virtualenv aside (`_outside_venvs`)."""
+
+    def __init__(self, settings: Iterable[tuple[str, ...]]) -> None:
+        self._settings = [(_regex(p for p in patterns if "/" not in p), _regex(
+            f"*/{p.strip('/')}" for p in patterns if "/" in p)) for patterns in dict.fromkeys(settings)]
+
+    def goes_into(self, name: str, rel: str) -> bool:
+        """Whether pytest recurses into the folder `rel` (relative to the top, named `name`) under any setting."""
+        if name == PYCACHE:
+            return False
+        return any(not (names.match(name) or paths.match(f"/{rel}")) for names, paths in self._settings)
+
+
+def _regex(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One expression matching what any of the shell `patterns` matches (none: nothing)."""
+    parts = [fnmatch.translate(pattern) for pattern in patterns]
+    return re.compile("|".join(parts) if parts else "(?!)")
 
 
 def _outside_venvs(root: Path, paths: list[str]) -> list[str]:

@@ -253,9 +253,10 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
-    last the trust anchors (`.venv`, `.direnv`, the `.env` files), read-only whether or not gitmem runs from them:
+    then the trust anchors (`.venv`, `.direnv`, the `.env` files), read-only whether or not gitmem runs from them:
     an absent one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
-    human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
+    human's next session to run; and last the git config files' copies without credentials, over whichever of
+    those binds shows the original. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in (*mounts.read_only, *mounts.read_only_in_homes) if Path(d).is_relative_to(tree)]
@@ -291,8 +292,6 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     out += ["--bind", mounts.work_tree, mounts.work_tree]
     for folder in mounts.git_read_only:
         out += ["--ro-bind", folder, folder]
-    for copy, original in mounts.git_configs:       # over the git directory's bind: its config, credentials left out
-        out += ["--ro-bind", copy, original]
     out += ["--bind", mounts.state_dir, mounts.state_dir]
     for folder in inside:
         out += ["--ro-bind", folder, folder]
@@ -303,4 +302,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--tmpfs", folder, "--remount-ro", folder]
     for path in mounts.anchor_files:
         out += ["--ro-bind", mounts.empty, path]
+    # Last, over every bind that shows them (the git directory, the work tree, /etc): each git config file
+    # without its credentials (gitmem.agents.box_git_config)
+    for copy, original in mounts.git_configs:
+        out += ["--ro-bind", copy, original]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -7,8 +7,9 @@ wrapper starts by name: `timeout 600 claude`; a `node_modules` tree, else the ex
 its `#!` line names, e.g. node's install; a Python venv either of them is in, which a `bin/python` link does not
 lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bin/gitmem`), files named on its
 command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
-agent's to make, a link to anywhere), and the git directory with the object stores its alternates name, each of its
-config files that holds a credential shown as a copy without it (gitmem.agents.box_git_config). Never the
+agent's to make, a link to anywhere), and the git directory with the object stores its alternates name; each git
+config file the box shows (`shows`) that holds a credential is shown as a copy without it
+(gitmem.agents.box_git_config). Never the
 human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
 interpreter in `~/bin` or `~/.local/bin` is bound alone. The system's own folders are bound even where a HOME lies
 inside one (under /usr), with that HOME covered by an empty folder. A link is made only where no bound directory or
@@ -34,7 +35,7 @@ import shutil
 import stat
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -168,15 +169,28 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     absent = tuple(place for place in absent if not is_env_file(Path(place).name))
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
-    return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
-                  read_only=tuple(_outermost(runtime)), covered_homes=covered,
-                  read_only_in_homes=tuple(_outermost(in_homes)), writable=tuple(_unique(bound)),
-                  optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
-                  git_configs=box_git_config.shown_copies(repo),
-                  state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
-                  profile=PROFILE if os.path.isfile(PROFILE) else "",
-                  anchor_points=absent,
-                  anchor_files=absent_files, withheld_files=tuple(files), withheld_dirs=tuple(folders))
+    mounts = Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
+                    read_only=tuple(_outermost(runtime)), covered_homes=covered,
+                    read_only_in_homes=tuple(_outermost(in_homes)), writable=tuple(_unique(bound)),
+                    optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
+                    state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
+                    profile=PROFILE if os.path.isfile(PROFILE) else "",
+                    anchor_points=absent,
+                    anchor_files=absent_files, withheld_files=tuple(files), withheld_dirs=tuple(folders))
+    # Every git config file the box shows at all, without its credentials (each one bound last, over all else)
+    return replace(mounts, git_configs=box_git_config.shown_copies(repo, functools.partial(shows, mounts)))
+
+
+def shows(mounts: Mounts, path: str) -> bool:
+    """Whether the box shows the agent the host's file `path` (a real path) at that same path: under a folder it
+    binds, neither withheld from root's agent nor in a HOME the box covers (unless bound again from there)."""
+    if path in mounts.withheld_files or _under(path, mounts.withheld_dirs):
+        return False
+    if _under(path, mounts.read_only_in_homes):
+        return True
+    return not _under(path, mounts.covered_homes) and _under(path, [
+        *mounts.read_only, *mounts.writable, *mounts.optional, mounts.work_tree, *mounts.git_read_only,
+        mounts.state_dir, *mounts.anchors])
 
 
 def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:

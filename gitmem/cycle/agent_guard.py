@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gitmem import gitio
-from gitmem.agents import bytecode, ignored_tool_dirs
+from gitmem.agents import bytecode, ignored_tool_dirs, pytest_settings
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.confined.files import GITLINK
@@ -128,7 +128,12 @@ class CycleGuard:
         before = self.anchor_snapshot
         if before is None:
             return
-        sweep = bytecode.fresh(self.ws.root, before.since_ns)
+        # pytest's folders by the project's own settings too, as the human's start commit has them and as the
+        # agent left them (either may send pytest where its default does not)
+        repo = self.ws.repo
+        settings = [pytest_settings.norecursedirs(read) for read in (
+            lambda name: gitio.file_at(repo, self.start, name), pytest_settings.tree_reader(self.ws.root))]
+        sweep = bytecode.fresh(self.ws.root, before.since_ns, [found for found in settings if found is not None])
         sweep.paths = [rel for rel in sweep.paths if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
         # Held (not removed) once the git state is back, where they are git-ignored (`listed`).
         self.runnable = [rel for rel in sweep.runnable if gitio.file_id_at(self.ws.repo, self.start, rel) is None]

@@ -16,13 +16,14 @@
 - A file pytest runs by its name (gitmem.agents.bytecode `collected_by_name`) that the agent made or changed in a
   git-ignored folder pytest collects from (`hold_runnable`): pytest reads no .gitignore, so it would run at the
   human's next `pytest`, and no diff would show it. Held, not removed: it may be the agent's honest work.
-Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
-has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean tree,
-and nothing is lost. A secret value in what is held is masked there, as in a commit (a run's cache carries
-`.git/gitmem` on). A held repository is kept in a form that runs nothing: its `.git` (and any `.git` deeper in
-it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there finds it and runs what the agent
-configured (core.fsmonitor runs at `git status`, core.pager at `git log`, hooks at `git commit`); the note
-tells the human to read its history in a clone, which takes objects and refs, never config or hooks.
+Either is moved to `.git/gitmem/held/cycle-N/<path>` (a file pytest runs as `<path>.held`), never deleted, and
+the work tree gets back what HEAD has there (nothing, for a new path). So the cycle commits without it, the next
+cycle starts from a clean tree, and nothing is lost. A secret value in what is held is masked there, as in a
+commit (a run's cache carries `.git/gitmem` on). A held repository is kept in a form that runs nothing: its
+`.git` (and any `.git` deeper in it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there
+finds it and runs what the agent configured (core.fsmonitor runs at `git status`, core.pager at `git log`,
+hooks at `git commit`); the note tells the human to read its history in a clone, which takes objects and refs,
+never config or hooks.
 Memory files are exempt from the size limit on the cycle's own commit: their growth is judged by the GM
 rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
 """
@@ -47,6 +48,9 @@ from gitmem.workspace.statedir import state_directory
 HELD_DIR = "held"
 DEPTH_LIMIT = gitio.LISTED_DEPTH     # libgit2's status refuses a tree with a folder this many levels below the top
 INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
+# What a held file pytest runs by name is kept as (`conftest.py.held`): a project whose own norecursedirs leaves
+# out `.*` sends pytest into .git/ as well, and it would import the held file there under its own name.
+INERT_RUNNABLE = ".held"
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ class Held:
         if self.runnable:
             return (f"kept {self.path} out of the work tree: pytest runs a file of that name from any folder it "
                     f"collects, git-ignored or not, so your next `pytest` would have run it with no diff to show "
-                    f"it; it was moved to {self.kept}: read it there, and move it back if it is yours")
+                    f"it; it was moved to {self.kept}, a name pytest never runs: read it there, and move it back "
+                    "if it is yours")
         if self.too_deep:
             return (f"kept {self.path}/ out of the commit: its folders nest {DEPTH_LIMIT} levels down, past what "
                     f"gitmem's git library lists, which stops every cycle; it was moved to {self.kept}, whole")
@@ -147,13 +152,13 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
 
 def hold_runnable(ws: Workspace, paths: Iterable[str], cycle: int) -> list[Held]:
     """Move each of `paths` (files pytest runs by name that the agent made or changed in git-ignored folders:
-    gitmem.cycle.agent_guard finds them) out of the work tree, to `.git/gitmem/held/cycle-N/`."""
+    gitmem.cycle.agent_guard finds them) out of the work tree, to `.git/gitmem/held/cycle-N/<path>.held`."""
     held: list[Held] = []
     for rel in paths:
         full = ws.root / rel
         if not os.path.lexists(full):
             continue
-        target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
+        target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / f"{rel}{INERT_RUNNABLE}"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(full), str(target))
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target

@@ -32,7 +32,7 @@ __all__ = [
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_entries",
-    "config_value",
+    "config_files", "config_value",
     "copy_branch", "copy_turn",
     "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",

@@ -2,7 +2,8 @@
 
 `state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
 each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
-files that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
+files that git reads); `config_files` names every config file git reads for the repository, the files they
+include with them; `references_all` and `set_reference` read and put back every reference; `ignored` says
 what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves;
 `config_entries` reads one config file as git reads it.
 """
@@ -34,6 +35,10 @@ _PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitme
 _OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
+CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
+# The system's config file: a git run without the runner's environment (the box passes no GIT_CONFIG_*
+# variable) reads it whatever GIT_CONFIG_SYSTEM or GIT_CONFIG_NOSYSTEM say here.
+SYSTEM_CONFIG = Path("/etc/gitconfig")
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,10 @@ def state_paths(repo: Repo) -> list[StatePath]:
     tree = work_tree(repo)
     if tree is not None and (tree / ".git").is_file():     # a linked work tree's (or a submodule's) `gitdir:` file
         add(".git", tree / ".git", False)
-    for label, path in [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]:
+    others = [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]
+    for label, path in others:
         add(label, path, label.startswith(".git/"))
-    for path in _user_files(repo, home):
+    for path in _user_files(repo, home, others):
         inside = path.is_relative_to(common) or path.is_relative_to(own)
         if inside:
             label = f".git/{path.relative_to(common)}"
@@ -113,23 +119,26 @@ def _other_work_trees(common: Path, own: Path) -> list[tuple[str, Path]]:
 def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[str, Path]]:
     """A submodule's git state, as the superproject's: a human's `git status` runs `git status` in every
     submodule, with that submodule's config (its `core.fsmonitor`), and a commit inside one runs its hooks. So:
-    the state files of each git directory under `.git/modules/` (nested submodules' too), and of a submodule's
-    own `.git` folder, and the `.git` file in each submodule's folder that says where its git directory is."""
+    the state files of each git directory under `.git/modules/` (nested submodules' too), of a submodule's own
+    `.git` folder in the tree (a nested submodule's too), of one a submodule's `.git` file leads to elsewhere, and
+    the `.git` file in each submodule's folder that says where its git directory is."""
     found: list[tuple[str, Path]] = []
     dirs: list[tuple[str, Path]] = []
-    if tree is not None:
-        try:
-            gitlinks = [entry.path for entry in repo.raw.index if entry.mode == pygit2.enums.FileMode.COMMIT]
-        except pygit2.GitError:
-            gitlinks = []
-        for rel in gitlinks:
-            dot_git = tree / rel / ".git"
-            if dot_git.is_dir() and not dot_git.is_symlink():
-                dirs.append((f"{rel}/.git", dot_git))
-            else:
-                found.append((f"{rel}/.git", dot_git))
+    modules = common / "modules"
+    for rel, own in _submodules_in_tree(repo, tree) if tree is not None else []:
+        dot_git = Path(tree or "", rel, ".git")
+        if dot_git.is_dir() and not dot_git.is_symlink():
+            dirs.append((f"{rel}/.git", dot_git))          # its own `.git` folder in the tree
+            continue
+        found.append((f"{rel}/.git", dot_git))
+        # A `gitdir:` file that leads out of .git/modules (walked below) to another git directory in the tree:
+        # that one's files too. Never one outside it: the guard puts back what it watches, and a human's other
+        # repository is not the cycle's to put back.
+        if own is not None and not own.is_relative_to(modules) and tree is not None \
+                and Path(os.path.realpath(own)).is_relative_to(os.path.realpath(tree)):
+            dirs.append((own.relative_to(tree).as_posix(), own))
     # The git directories under .git/modules (a submodule's name may hold slashes): walked, not recursed.
-    waiting = [common / "modules"]
+    waiting = [modules]
     while waiting:
         folder = waiting.pop()
         try:
@@ -145,23 +154,88 @@ def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[
     return found
 
 
-def _user_files(repo: Repo, home: Path) -> list[Path]:
-    """The global config files git and libgit2 read, the files they include, the global ignore and attributes
-    files, and a hooks directory that core.hooksPath puts outside the git directory."""
+def config_files(repo: Repo) -> list[Path]:
+    """Every config file git reads for `repo`, as absolute paths (some may not exist): its git directories'
+    (`config` and `config.worktree` of its own, the common one, each other linked work tree's and each
+    submodule's, `.git/modules/` or the submodule's own `.git` folder), the user's and the system's, and the files
+    each of them includes, in turn."""
+    own, common = git_dir(repo), common_dir(repo)
+    others = [*_submodule_files(repo, common, work_tree(repo)), *_other_work_trees(common, own)]
+    return _configs(repo, Path(os.path.expanduser("~")), others)
+
+
+def _configs(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
+    """`config_files`, given the state files of the other git directories (`others`: submodules', linked work
+    trees')."""
+    own, common = git_dir(repo), common_dir(repo)
+    configs = [common / "config", common / "config.worktree", own / "config.worktree",
+               *(path for _label, path in others if path.name in CONFIG_NAMES), *_global_configs(home)]
+    configs = list(dict.fromkeys(Path(os.path.abspath(p)) for p in configs))
+    # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), are
+    # config as much as the file that names them: git reads them, and they hold what it holds (a credential).
+    return [*configs, *(path for path in _included(configs) if path not in configs)]
+
+
+def _global_configs(home: Path) -> list[Path]:
+    """The user's and the system's config files, as git and libgit2 find them."""
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     paths = [Path(p) for p in (os.environ.get("GIT_CONFIG_GLOBAL"), os.environ.get("GIT_CONFIG_SYSTEM")) if p]
     if not os.environ.get("GIT_CONFIG_GLOBAL"):
         paths += [home / ".gitconfig", xdg / "git" / "config"]
-    if not os.environ.get("GIT_CONFIG_SYSTEM") and not os.environ.get("GIT_CONFIG_NOSYSTEM"):
-        paths.append(Path("/etc/gitconfig"))
+    paths.append(SYSTEM_CONFIG)
     for level, name in ((ConfigLevel.GLOBAL, ".gitconfig"), (ConfigLevel.XDG, "config"),
                         (ConfigLevel.SYSTEM, "gitconfig")):
         try:
             paths += [Path(p) / name for p in str(pygit2.settings.search_path[level]).split(os.pathsep) if p]
         except (KeyError, ValueError, pygit2.GitError):
             pass
+    return paths
+
+
+MAX_SUBMODULE_DEPTH = 8        # submodules of submodules followed this deep (git status recurses into each)
+MAX_SUBMODULES = 1_000         # and this many in all: the work tree is the agent's while the box is made
+
+
+def _submodules_in_tree(repo: Repo, tree: Path) -> list[tuple[str, Path | None]]:
+    """Every submodule in the work tree, the path relative to the tree, with the git directory it is checked out
+    with (None where it is not): the superproject's index names its submodules, and each checked-out
+    submodule's own index names its own, which git status runs in as well."""
+    found: list[tuple[str, Path | None]] = []
+    top = Path(os.path.realpath(tree))
+    waiting: list[tuple[str, pygit2.Repository, int]] = [("", repo.raw, 0)]
+    while waiting and len(found) < MAX_SUBMODULES:
+        prefix, here, depth = waiting.pop()
+        try:
+            gitlinks = [entry.path for entry in here.index if entry.mode == pygit2.enums.FileMode.COMMIT]
+        except pygit2.GitError:
+            continue
+        for rel in gitlinks[:MAX_SUBMODULES - len(found)]:
+            path = f"{prefix}{rel}"
+            dot_git = tree / path / ".git"
+            own: Path | None = None
+            # A nested submodule's index is in the tree, the agent's to write: its paths stay in the tree.
+            if ".." in Path(rel).parts or os.path.isabs(rel) \
+                    or not Path(os.path.realpath(tree / path)).is_relative_to(top):
+                continue
+            if depth < MAX_SUBMODULE_DEPTH and not dot_git.is_symlink() and dot_git.exists():
+                try:
+                    sub = pygit2.Repository(str(tree / path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+                except pygit2.GitError:
+                    sub = None
+                if sub is not None:
+                    own = Path(os.path.abspath(sub.path))
+                    waiting.append((f"{path}/", sub, depth + 1))
+            found.append((path, own))
+    return found
+
+
+def _user_files(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
+    """The config files git and libgit2 read outside the git directories (`_configs`: the user's, the system's,
+    the files any config includes), the global ignore and attributes files, and a hooks directory that
+    core.hooksPath puts outside the git directory."""
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     config = repo.raw.config
-    configs = [git_dir(repo) / "config", common_dir(repo) / "config", git_dir(repo) / "config.worktree", *paths]
+    paths = _configs(repo, home, others)
     paths += [xdg / "git" / "ignore", xdg / "git" / "attributes"]
     tree = work_tree(repo)
     hooks: list[Path] = []
@@ -174,11 +248,9 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
         places = [given] if given.is_absolute() else [     # relative to where git runs: the likely places
             common_dir(repo) / given, home / given, *([tree / given] if tree is not None else [])]
         (hooks if name == "core.hookspath" else paths).extend(places)
-    # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), and
-    # the ignore and attributes files it names are git state wherever they are, in the work tree too: a tracked
-    # file that .git/config includes is config the agent could write, and the runner's own git commands (its
-    # push) would run what it says.
-    paths += _included(configs)
+    # The files the config includes (`_configs`), and the ignore and attributes files it names are git state
+    # wherever they are, in the work tree too: a tracked file that .git/config includes is config the agent
+    # could write, and the runner's own git commands (its push) would run what it says.
     if tree is not None:
         paths += _programs_in(tree, [entry.value or "" for entry in config])
     # A hooks folder kept in the work tree is tracked content: a protected path (gitmem.cycle.agent_guard), whose

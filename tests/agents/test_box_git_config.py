@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ import pytest
 from gitmem.agents import box_git_config
 from gitmem.agents.sandbox import SandboxChoice, choose
 from gitmem.config import parse_config
+from gitmem.errors import ExitCode
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, with_command_backend
 from tests.support.nobody import bwrap_works
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
@@ -85,7 +88,7 @@ def test_a_linked_work_trees_and_a_submodules_config_are_shown_without_credentia
 def test_a_config_without_credentials_is_shown_as_it_is(memrepo: GitRepo) -> None:
     git(memrepo.path, "config", "remote.origin.url", "https://github.com/acme/agent.git")
     git(memrepo.path, "config", "core.sshCommand", "ssh -o BatchMode=yes")
-    assert box_git_config.shown_copies(memrepo.ws().repo) == ()
+    assert box_git_config.shown_copies(memrepo.ws().repo, lambda path: path.startswith(str(memrepo.path))) == ()
 
 
 def test_the_copy_keeps_what_git_reads_there(memrepo: GitRepo) -> None:
@@ -105,3 +108,172 @@ def test_the_copy_keeps_what_git_reads_there(memrepo: GitRepo) -> None:
     assert f"alias.odd={odd}\n" in listed and "branch.feature/x.y.remote=origin\n" in listed
     assert "gitmem.flag\n" in listed and git(memrepo.path, "config", "--file", str(shown), "--bool",
                                              "gitmem.flag") == "true\n"
+
+
+# -- every config file git reads for the repository, not the git directory's alone ---------------------------
+
+INCLUDED_TOKEN = "incl-" + "In4c" * 6            # an extraheader in a file the repository's config includes
+INCLUDE_IF_PASSWORD = "incif-" + "If8p" * 5      # a credential helper's password in an includeIf's file
+
+
+@needs_bwrap
+def test_the_files_a_config_includes_are_shown_without_credentials(memrepo: GitRepo) -> None:
+    """`include.path` and `includeIf.*.path` name files git reads as config: one beside .git/config (a path
+    relative to it), one in the work tree (git-ignored, as a local settings file is). The box showed them as
+    they are, extraheader and helper password and all, where .git/config itself was stripped."""
+    beside = memrepo.path / ".git" / "credentials.inc"
+    beside.write_text(f'[http]\n\textraheader = "AUTHORIZATION: bearer {INCLUDED_TOKEN}"\n'
+                      "[alias]\n\tshown = log -1\n", encoding="utf-8")
+    local = memrepo.path / ".gitconfig.local"
+    local.write_text(f'[credential]\n\thelper = "!f() {{ echo password={INCLUDE_IF_PASSWORD}; }}; f"\n'
+                     "[alias]\n\tlocal = status --short\n", encoding="utf-8")
+    (memrepo.path / ".git" / "info" / "exclude").write_text(".gitconfig.local\n", encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "credentials.inc")
+    git(memrepo.path, "config", f"includeIf.gitdir:{memrepo.path}/.git.path", "../.gitconfig.local")
+    before = {path: path.read_bytes() for path in (beside, local, memrepo.path / ".git" / "config")}
+    done = _boxed(memrepo, "cat .git/credentials.inc .gitconfig.local; git config --list --show-origin; "
+                           "git status --porcelain; git log --format=%s -1")
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert [secret for secret in (INCLUDED_TOKEN, INCLUDE_IF_PASSWORD) if secret in said] == []
+    # git inside reads the rest of both files, and the tree is clean (the local file is excluded)
+    assert "alias.shown=log -1" in done.stdout and "alias.local=status --short" in done.stdout
+    assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
+    assert "??" not in done.stdout and " M " not in done.stdout
+    assert {path: path.read_bytes() for path in before} == before
+
+
+SUBMODULE_TOKEN = "subm-" + "Sb6m" * 6           # a token in a submodule's remote URL
+
+
+def _embedded_submodule(top: Path, tmp_path: Path, rel: str) -> Path:
+    """A submodule `rel` of the repository `top` whose git directory is its own `.git` folder in the work tree
+    (as `git submodule add` leaves a repository cloned there first), its remote's URL holding a token."""
+    source = tmp_path / f"{rel.replace('/', '-')}-source"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    (source / "code.txt").write_text("library code\n", encoding="utf-8")
+    git(source, "add", "code.txt")
+    git(source, "commit", "-q", "-m", "library")
+    sub = top / rel
+    git(top, "-c", "protocol.file.allow=always", "clone", "-q", str(source), str(sub))
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), rel)
+    git(top, "commit", "-q", "-m", "a submodule")
+    git(sub, "config", "remote.origin.url", f"https://x-access-token:{SUBMODULE_TOKEN}@github.com/acme/sub.git")
+    assert (sub / ".git").is_dir()
+    return sub
+
+
+@needs_bwrap
+def test_a_submodules_own_git_folder_in_the_tree_is_shown_without_credentials(memrepo: GitRepo,
+                                                                               tmp_path: Path) -> None:
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    before = (sub / ".git" / "config").read_bytes()
+    done = _boxed(memrepo, "cat lib/sub/.git/config; git -C lib/sub remote get-url origin; "
+                           "git status --porcelain; echo more >> lib/sub/code.txt; "
+                           "git -C lib/sub -c user.name=Agent -c user.email=agent@example.com commit -qam boxed && "
+                           "git -C lib/sub log --format=%s -1")
+    assert done.returncode == 0, done.stderr
+    assert SUBMODULE_TOKEN not in done.stdout + done.stderr
+    # git inside reads the submodule's config (its remote, without the token) and commits there
+    assert "https://github.com/acme/sub.git\n" in done.stdout and done.stdout.endswith("boxed\n")
+    assert (sub / ".git" / "config").read_bytes() == before
+    assert git(sub, "log", "--format=%s", "-1") == "boxed\n"
+
+
+@needs_bwrap
+def test_a_nested_submodules_own_git_folder_is_shown_without_credentials(memrepo: GitRepo, tmp_path: Path) -> None:
+    """git status runs in every submodule, and in theirs: a submodule of a submodule, its `.git` folder in the
+    work tree too, holds a config as the first does."""
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    inner = _embedded_submodule(sub, tmp_path, "vendor/inner")
+    git(memrepo.path, "add", "lib/sub")
+    git(memrepo.path, "commit", "-q", "-m", "the submodule's submodule")
+    before = (inner / ".git" / "config").read_bytes()
+    done = _boxed(memrepo, "cat lib/sub/vendor/inner/.git/config; git -C lib/sub/vendor/inner remote get-url origin; "
+                           "git status --porcelain")
+    assert done.returncode == 0, done.stderr
+    assert SUBMODULE_TOKEN not in done.stdout + done.stderr
+    assert "https://github.com/acme/sub.git\n" in done.stdout
+    assert (inner / ".git" / "config").read_bytes() == before
+
+
+SYSTEM_TOKEN = "sys-" + "Sy5t" * 6               # an extraheader in the system's config
+# Run in a mount namespace of its own whose /etc/gitconfig is the test's file: the box, and what it shows.
+_BOXED_THERE = """import sys
+from pathlib import Path
+import pygit2
+from tests.agents.test_box_git_config import _boxed
+from tests.support.helpers import GitRepo
+done = _boxed(GitRepo(Path(sys.argv[1]), pygit2.Repository(sys.argv[1])), sys.argv[2])
+sys.stdout.write(done.stdout)
+sys.stderr.write(done.stderr)
+sys.exit(done.returncode)
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or not os.path.isfile("/etc/gitconfig"),
+                    reason="root stands a file of its own in for /etc/gitconfig, in a mount namespace of its own")
+def test_the_systems_git_config_is_shown_without_credentials(memrepo: GitRepo, tmp_path: Path) -> None:
+    """/etc/gitconfig is bound with /etc, and git inside reads it: a credential helper or an extraheader there
+    (a CI image's, a company's) was the host's bytes inside the box."""
+    system = tmp_path / "gitconfig"
+    system.write_text(f'[http]\n\textraheader = "AUTHORIZATION: bearer {SYSTEM_TOKEN}"\n'
+                      f'[credential]\n\thelper = "!echo password={SYSTEM_TOKEN}"\n[alias]\n\tsystemwide = log -1\n',
+                      encoding="utf-8")
+    before = system.read_bytes()
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           'mount --bind "$0" /etc/gitconfig && exec "$@"', str(system), sys.executable, "-c",
+                           _BOXED_THERE, str(memrepo.path),
+                           "cat /etc/gitconfig; git config --system --list; git status --porcelain; "
+                           "git log --format=%s -1"],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert SYSTEM_TOKEN not in done.stdout + done.stderr
+    assert "alias.systemwide=log -1\n" in done.stdout           # git inside reads the rest of it
+    assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
+    assert system.read_bytes() == before
+
+
+# A `#!/bin/sh` agent run by a boxed cycle: it reads every config file it can find into the folder it may write
+# (agent.sandbox.writable), runs git there, and writes its memory.
+SH_READER = """#!/bin/sh
+cat > /dev/null
+{ cat .git/config .git/credentials.inc lib/sub/.git/config /etc/gitconfig
+  git config --list --show-origin; git -C lib/sub remote get-url origin; git status --porcelain
+} > "$SEEN" 2>&1
+gitmem log add --task "sh reader" --outcome built --result "read the git config"
+gitmem now add --did "sh reader" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_a_boxed_sh_agent_reads_no_credential_of_any_config_git_reads(memrepo: GitRepo, tmp_path: Path, cli,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path a command agent takes: a cycle whose `#!/bin/sh` agent reads the included file and the
+    submodule's own config from inside the box, and whose git there still works."""
+    sub = _embedded_submodule(memrepo.path, tmp_path, "lib/sub")
+    (memrepo.path / ".git" / "credentials.inc").write_text(
+        f'[http]\n\textraheader = "AUTHORIZATION: bearer {INCLUDED_TOKEN}"\n', encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "credentials.inc")
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    script = tmp_path / "reader.sh"
+    script.write_text(SH_READER, encoding="utf-8")
+    script.chmod(0o755)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(script), sandbox="bubblewrap").replace(
+        "    # writable: [~/.cache/my-agent]", f"    writable: [{seen}]").replace(
+        "  pass_env:\n    - ANTHROPIC_API_KEY\n", "  pass_env:\n    - SEEN\n")
+    memrepo.commit_files({"gitmem.yaml": text}, "a shell agent that reads")
+    monkeypatch.setenv("SEEN", str(seen / "read.txt"))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    before = [(path, path.read_bytes()) for path in (sub / ".git" / "config",
+                                                      memrepo.path / ".git" / "credentials.inc")]
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    read = (seen / "read.txt").read_text(encoding="utf-8")
+    assert [secret for secret in (INCLUDED_TOKEN, SUBMODULE_TOKEN) if secret in read] == [], read
+    assert "https://github.com/acme/sub.git\n" in read and "include.path=credentials.inc" in read
+    assert "Task: sh reader" in memrepo.read("LOG.md")
+    assert [(path, path.read_bytes()) for path, _ in before] == before

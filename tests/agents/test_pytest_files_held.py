@@ -63,7 +63,7 @@ def _assert_held(memrepo: GitRepo, said: dict, marker: Path) -> None:
     cycle = said["cycle"]
     for path in planted:
         assert not os.path.lexists(memrepo.path / path)
-        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{cycle}" / path
+        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{cycle}" / f"{path}.held"
         assert "pytest-ran" in kept.read_text(encoding="utf-8")         # held, not lost
         assert f"kept {path} out of the work tree: pytest runs a file of that name" in evidence(memrepo)
     # The human's own ignored conftest.py, from before the cycle, and what pytest never collects, stay.
@@ -94,3 +94,50 @@ def test_inside_the_box_files_pytest_runs_planted_in_ignored_folders_are_held(tm
     said, marker = _cycle(tmp_path, memrepo, cli, "bubblewrap")
     _assert_held(memrepo, said, marker)
 
+
+
+# -- a project's own norecursedirs (gitmem.agents.pytest_settings) -------------------------------------------
+
+PROJECT_SETTINGS = "[pytest]\nnorecursedirs = docs\n"     # replaces pytest's default list: build/ is collected
+
+
+def _plant_in_build(marker: Path, settings: str | None) -> str:
+    """The agent's script: a conftest.py in the git-ignored build/ and in a dot folder, which pytest collects from
+    under the project's settings; with `settings`, it rewrites the project's pytest.ini first."""
+    body = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    rewrite = "" if settings is None else f"open(os.path.join(root, 'pytest.ini'), 'w').write({settings!r})\n"
+    return rewrite + f'''
+for rel in ("build/lib/conftest.py", ".scratch/conftest.py"):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write({body!r})
+'''
+
+
+@pytest.mark.parametrize("settings", [None, "[pytest]\nnorecursedirs = build .* node_modules\n"],
+                         ids=["the project's settings", "the agent rewrote them"])
+def test_files_pytest_runs_where_the_projects_own_norecursedirs_sends_it_are_held(tmp_path, memrepo: GitRepo, cli,
+                                                                                   settings: str | None) -> None:
+    """A project's `norecursedirs` replaces pytest's default: pytest then imports a conftest.py in build/ or a dot
+    folder, which the runner's look, knowing the default only, left in place to run at the human's next pytest.
+    Rewriting the project's settings does not hide one: the start commit's are read too."""
+    memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "build/\n.scratch/\n",
+                          "pytest.ini": PROJECT_SETTINGS}, "the project's pytest settings")
+    marker = tmp_path / "pytest-ran"
+    command_agent(tmp_path, memrepo, _plant_in_build(marker, settings))
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    found = sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+    assert found == [".scratch/conftest.py", "build/lib/conftest.py"]
+    for path in found:
+        assert not os.path.lexists(memrepo.path / path)
+    # The human's next real pytest, with the project's settings, runs none of them: not where they were, nor
+    # where they are held (those settings send pytest into .git/ too).
+    assert sorted(path.relative_to(memrepo.path / ".git").as_posix() for path in
+                  (memrepo.path / ".git" / "gitmem" / "held").rglob("*") if path.is_file()) == [
+        f"gitmem/held/cycle-{said['cycle']}/{path}.held" for path in found]
+    (memrepo.path / "pytest.ini").write_text(PROJECT_SETTINGS, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
+                   cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
