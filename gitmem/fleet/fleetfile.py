@@ -48,6 +48,9 @@ WORKFLOW_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml\Z")
 # Where the fleet's page may be published: nowhere (the default), or GitHub Pages, which anyone can read.
 PAGES = ("off", "public")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+# Names Windows keeps for devices, with any extension (`con.html` opens the console there): an agent's name is its
+# page's file name (gitmem.fleet.page), and a workspace's is one unless it gets a stem of its own.
+DEVICE_NAMES = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?\Z", re.IGNORECASE)
 # A branch name git accepts (git check-ref-format), narrowed: no option-like or hidden names.
 BRANCH_RE = re.compile(r"(?!.*\.\.)(?!.*//)(?!.*@\{)(?!.*\.lock(?:/|\Z))[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}\Z")
 DURATION_RE = re.compile(r"([1-9][0-9]{0,5})([mhd])\Z")
@@ -255,8 +258,9 @@ def _problem(key: str, value: Any) -> str | None:
         return problem
     if len(value) > 2048:
         return "is longer than 2048 characters"
-    if key == "name" and not NAME_RE.match(value):
-        return "must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+    if key == "name" and (not NAME_RE.match(value) or value.endswith(".") or DEVICE_NAMES.match(value)):
+        return ("must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit and not ending in "
+                "`.`, and not a name Windows keeps for a device (con, nul, com1, …): it names the agent's page file")
     if key == "repo":
         return repo_problem(value)
     if key == "branch" and not BRANCH_RE.match(value):

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gitmem.confined import files
+from gitmem.fleet.fleetfile import DEVICE_NAMES
 from gitmem.fleet.need import by_need, fleet_notes, headline, nothing_waits, unread_note
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.public import PUBLIC_NOTE, public_row
@@ -54,8 +55,6 @@ a { color: #0b57d0; }
 AGENT_PAGES = "agents"            # the folder of the agents' own pages, beside the fleet page
 # A workspace name kept as its page's file name: lower case, and nothing a URL or a file system reads otherwise.
 PLAIN_STEM = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}\Z")
-# Names Windows keeps for devices, with any extension (`con.html` opens the console there).
-DEVICE_NAMES = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?\Z", re.IGNORECASE)
 
 
 def page_stem(name: str) -> str:

@@ -226,6 +226,10 @@ HOSTILE = [
      "fleet.yaml:3: GM928 agents[0].repo: must not start with"),
     ("agents:\n  - name: a\n    repo: file:///x\n    branch: ../../HEAD\n", "fleet.yaml:4: GM928 agents[0].branch: "),
     ("agents:\n  - name: ../up\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must be 1-64"),
+    # An agent's name is its page's file name: Windows opens the console for `con.html`, and drops a final `.`.
+    ("agents:\n  - name: con\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must be 1-64"),
+    ("agents:\n  - name: Lpt1.x\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must be 1-64"),
+    ("agents:\n  - name: alpha.\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must be 1-64"),
     ("agents:\n  - name: a\n    repo: x\n    stall_after: forever\n",
      "fleet.yaml:4: GM928 agents[0].stall_after: expected"),
     ("agents:\n  - name: a\n    repo: x\n    branch: main\n",
