@@ -494,9 +494,20 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
             if brought and generations.of(commit, config.rules_version) >= STRICT_CONFIG_SINCE:
                 config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
-            raise ConfigError(f"commit {commit.short}: {err}") from None
+            raise _in_commit(err, commit) from None
         configs[key] = config
     return configs[key]
+
+
+def _in_commit(err: ConfigError, commit: gitio.Commit) -> ConfigError:
+    """A config error of the gitmem.yaml `commit` carries: the message names the commit, and the refusal stays one
+    `path:line: GMnnn message` violation (the commit after its words, as every violation of `verify` has it), so
+    its code, path and line stay data in --json."""
+    found = ConfigError(f"commit {commit.short} brings a gitmem.yaml that does not load:",
+                        [Violation(err.path, err.line, err.code.code, f"{err.text} (commit {commit.short})")]
+                        if err.code is not None else [])
+    found.code = err.code
+    return found
 
 
 def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]],

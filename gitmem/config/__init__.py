@@ -55,6 +55,11 @@ class ConfigError(GitmemError):
 
     exit_code = ExitCode.USAGE
     code: Any = None
+    # Where the refusal points and what it says after the code, as data: a caller that shows the refusal in a
+    # context of its own (`verify`, of a commit's gitmem.yaml) keeps the path, line and code of its JSON.
+    path: str = CONFIG_NAME
+    line: int = 1
+    text: str = ""
 
 
 def refused(code: Any, where: str, text: str) -> ConfigError:
@@ -64,6 +69,8 @@ def refused(code: Any, where: str, text: str) -> ConfigError:
     located = where if re.search(r":[0-9]+$", where) else f"{where}:1"
     err = ConfigError(f"{located}: {code.code} {text}")
     err.code = code
+    path, _, line = located.rpartition(":")
+    err.path, err.line, err.text = path, int(line), text
     return err
 
 
