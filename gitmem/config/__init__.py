@@ -373,6 +373,22 @@ def _line(node: Any, key: Any) -> str:
         return ""
 
 
+def key_line(root: Path | str, dotted: str) -> int:
+    """The line of the setting `dotted` (`cycle.tokens_per_day`) in the gitmem.yaml at `root`, or of the deepest key
+    of it the file has (`agent.sandbox` for `agent.sandbox.mode` written short): what a refusal the setting caused
+    points at, as config errors do. 1 when the file does not have it, or does not read (it loaded before). Read on
+    a refusal's path only: ruamel.yaml keeps the lines."""
+    from gitmem.confined import files
+
+    try:
+        data = files.read_bytes(Path(root), CONFIG_NAME)
+        raw = load_yaml(data.decode("utf-8"), CONFIG_NAME) if data is not None else None
+    except (files.FileRefused, UnicodeDecodeError, ConfigError):
+        return 1
+    located = _where(raw, CONFIG_NAME, dotted)
+    return int(located.rpartition(":")[2]) if located != CONFIG_NAME else 1
+
+
 def _where(raw: Any, source: str, dotted: str) -> str:
     """`source:line` of a dotted key in the loaded YAML, or just `source` when the key is not there."""
     node, line = raw, ""
