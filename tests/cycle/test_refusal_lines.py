@@ -144,3 +144,22 @@ def test_a_failed_agent_that_changed_nothing_is_reported_at_the_cycle_branch(mem
     assert result.code == ExitCode.SALVAGED, result.out + result.err
     found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
     assert found == [(".git/refs/heads/main", 1, "GM710")], found
+
+
+# -- the close's refusals had `(close)` for a path: they name what they are about as the cycle's do
+
+def test_the_close_refuses_uncommitted_memory_at_its_first_file(memrepo: GitRepo, cli) -> None:
+    memrepo.append("NOW.md", "\nan unsaved line\n")
+    result = cli(["close", "--no-llm", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    assert found == [("NOW.md", 1, "GM801")], found
+    assert diagnostics(cli(["close", "--no-llm"], cwd=memrepo.path).err) == [("NOW.md", "GM801")]
+
+
+def test_the_close_refuses_a_held_lock_at_the_lock_file(memrepo: GitRepo, cli) -> None:
+    hold_the_lock(memrepo)
+    result = cli(["close", "--no-llm", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    assert found == [(".git/gitmem/cycle.lock", 1, "GM801")], found
