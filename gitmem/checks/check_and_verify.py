@@ -13,7 +13,7 @@ from gitmem.checks.generation import Generations, judged
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.rule_inputs import authorship_of
 from gitmem.checks.violation import Violation
-from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, ConfigError, parse_config
+from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, ConfigError, parse_config, refused
 from gitmem.gitio import Snapshot
 from gitmem.records import record
 from gitmem.workspace import Workspace
@@ -515,14 +515,12 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
 
 
 def _in_commit(err: ConfigError, commit: gitio.Commit) -> ConfigError:
-    """A config error of the gitmem.yaml `commit` carries: the message names the commit, and the refusal stays one
-    `path:line: GMnnn message` violation (the commit after its words, as every violation of `verify` has it), so
-    its code, path and line stay data in --json."""
-    found = ConfigError(f"commit {commit.short} brings a gitmem.yaml that does not load:",
-                        [Violation(err.path, err.line, err.code.code, f"{err.text} (commit {commit.short})")]
-                        if err.code is not None else [])
-    found.code = err.code
-    return found
+    """A config error of the gitmem.yaml `commit` carries, still the one line `path:line: GMnnn message` (its code,
+    path and line kept as data for --json), the commit named after its words as every violation of `verify` has
+    it."""
+    if err.code is None:
+        return ConfigError(f"commit {commit.short}: {err}")
+    return refused(err.code, f"{err.path}:{err.line}", f"{err.text} (commit {commit.short})")
 
 
 def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]],

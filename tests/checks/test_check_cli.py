@@ -422,24 +422,27 @@ def test_malformed_config_in_a_verified_commit_names_the_commit(memrepo: GitRepo
     memrepo.write("gitmem.yaml", "{}\n")
     result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
     assert result.code == ExitCode.USAGE
-    assert f"commit {str(bad)[:10]} brings a gitmem.yaml that does not load" in result.err
-    assert "\ngitmem.yaml:2: GM930 invalid YAML: " in result.err, result.err
+    assert result.err.startswith("gitmem: gitmem.yaml:2: GM930 invalid YAML: ") and result.err.endswith(
+        f" (commit {str(bad)[:10]})\n"), result.err
 
 
 def test_a_config_error_in_a_verified_commit_keeps_its_path_line_and_code(memrepo: GitRepo, cli) -> None:
-    """It read `commit abc: gitmem.yaml:2: GM927 …` as its message, and its --json had `code: null`: the code,
-    path and line are data, the commit is named in the message and after the violation's words."""
+    """It read `commit abc: gitmem.yaml:2: GM927 …` as its message, and its --json had `code: null`: it is the one
+    line `path:line: GMnnn message`, the commit named after the words as every violation of verify names it, and
+    its code, path and line are data in --json."""
     start = memrepo.head()
     bad = memrepo.commit_files({"gitmem.yaml": "limits:\n  now_block_lines: many\n"}, "break config")
     memrepo.commit_files({"gitmem.yaml": "{}\n"}, "repair config")
     argv = ["verify", "--range", f"{start}..HEAD"]
     result = cli(argv, cwd=memrepo.path)
     assert result.code == ExitCode.USAGE
-    assert (f"gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got 'many' (text) "
-            f"(commit {str(bad)[:10]}) [config-wrong-type]") in result.err.splitlines(), result.err
+    assert result.err == (f"gitmem: gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got "
+                          f"'many' (text) (commit {str(bad)[:10]})\n")
     answer = json.loads(cli([*argv, "--json"], cwd=memrepo.path).out)
-    assert answer["code"] == "GM927" and str(bad)[:10] in answer["error"]
-    assert [(v["path"], v["line"], v["code"]) for v in answer["violations"]] == [("gitmem.yaml", 2, "GM927")]
+    assert answer["code"] == "GM927" and answer["error"] == result.err.removeprefix("gitmem: ").strip()
+    assert [(v["path"], v["line"], v["code"], v["message"]) for v in answer["violations"]] == [
+        ("gitmem.yaml", 2, "GM927", f"limits.now_block_lines: expected a whole number, got 'many' (text) "
+                                    f"(commit {str(bad)[:10]})")]
 
 
 def test_missing_config_means_defaults(memrepo: GitRepo, cli) -> None:
