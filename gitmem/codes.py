@@ -465,6 +465,12 @@ CYCLE_SESSION_WRITE_REFUSED = _code(
     "GM722", "cycle-session-write-refused",
     "a session's memory write (outside any cycle) was refused: a cycle or a close runs in this checkout and would "
     "commit the write as its agent's; nothing was written", "{message}", since=6)
+MEMORY_WRITE_UNMERGED = _code(
+    "GM723", "memory-write-unmerged",
+    "a session's memory write (outside any cycle) was refused: git stopped a merge on a conflict in a memory file, "
+    "and the write would land among its conflict markers; nothing was written",
+    "git stopped a merge on a conflict in {path}: a write now would land among its conflict markers",
+    "resolve the conflict and `git add {path}` (or `git merge --abort`), then write again", since=6)
 CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "

@@ -71,12 +71,14 @@ class RunFailure(GitmemError):
     """A failure of the cycle or the close that is also a violation (GM7xx, GM8xx), so that machines read it
     through the same renderers as `check` (`gitmem.checks.violation.failure_violations`).
 
-    `code` is a `gitmem.codes.Code`; `where` the path it concerns; `details` the GM violations behind it
-    (for invalid memory), which the message already lists for people.
+    `code` is a `gitmem.codes.Code`; `where` and `line` the path and line it concerns (a memory file's line, a
+    gitmem.yaml setting's, or line 1 of a file or ref no line of which means anything); `details` the GM violations
+    behind it (for invalid memory), which the message already lists for people.
     """
 
-    def __init__(self, message: str, *, code: Any, where: str, details: Sequence[Any] = ()) -> None:
+    def __init__(self, message: str, *, code: Any, where: str, line: int = 1, details: Sequence[Any] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.where = where
+        self.line = line
         self.details = list(details)

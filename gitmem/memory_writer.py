@@ -179,8 +179,19 @@ class MemoryWriter:
             raise WriteRefused(message, [Violation.of(codes.CYCLE_SESSION_WRITE_REFUSED, lock, 1, message=message)])
         held = gitio.unmerged(self.workspace.repo, self.config.memory_paths().values())
         if held:
-            raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}; "
-                               "resolve it and `git add` it (or `git merge --abort`), then write again")
+            raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}",
+                               [Violation.of(codes.MEMORY_WRITE_UNMERGED, path, self._conflict_line(path), path=path)
+                                for path in held])
+
+    def _conflict_line(self, rel: str) -> int:
+        """The line of the first conflict marker git left in `rel`; 1 when it left none (a side deleted the file)."""
+        from gitmem.checks.every_memory_file import first_marker_line
+
+        try:
+            data = files.read_bytes(self.root, rel)
+        except files.FileRefused:       # not a regular file: the refusal still names it
+            data = None
+        return (first_marker_line(data) if data is not None else None) or 1
 
     def now(self) -> Timestamp:
         return Timestamp.from_datetime((self.clock or self.workspace.clock())())

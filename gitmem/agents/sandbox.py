@@ -72,9 +72,14 @@ ENDPOINT_ENV = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL
 
 
 class SandboxUnavailable(GitmemError):
-    """`agent.sandbox: bubblewrap`, and bwrap is missing or cannot run here; the message says how to fix it."""
+    """`agent.sandbox: bubblewrap`, and bwrap is missing or cannot run here; the message says how to fix it.
+    `key`: the gitmem.yaml setting to change, which the cycle's refusal points at."""
 
     exit_code = ExitCode.DIRTY
+
+    def __init__(self, message: str, *, key: str = "agent.sandbox.mode") -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
             raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it, "
                                      f"or is one of the HOME's {DATA_FOLDERS}, on this machine: the box would give "
                                      "the agent all of it read-write; name the folders under it the agent needs "
-                                     "(say ~/.cache/tool) in gitmem.yaml")
+                                     "(say ~/.cache/tool) in gitmem.yaml", key="agent.sandbox.writable")
         return SandboxChoice("bubblewrap", found, note="sandbox: bubblewrap: the agent saw the work tree, a read-only "
                              ".git and a private /tmp, in its own PID namespace")
     if mode == "bubblewrap":

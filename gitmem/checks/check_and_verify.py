@@ -13,7 +13,7 @@ from gitmem.checks.generation import Generations, judged
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.rule_inputs import authorship_of
 from gitmem.checks.violation import Violation
-from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
+from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, ConfigError, parse_config, refused
 from gitmem.gitio import Snapshot
 from gitmem.records import record
 from gitmem.workspace import Workspace
@@ -286,12 +286,24 @@ def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
     return snapshot is not None and any(snapshot.oid(path) is not None for path in config.memory_paths().values())
 
 
+def _adopted(repo: gitio.Repo, commit_id: str | None, snapshot: Snapshot | None, config: Config) -> bool:
+    """Whether the commit holding `snapshot` has gitmem's memory: some memory file, and a gitmem.yaml or every
+    required one. A project's own file under a default name (its ROADMAP.md, a LOG.md) from before gitmem was
+    adopted is no memory, and the files it has no companions of are no defect (GM904)."""
+    if commit_id is None or not _has_memory(snapshot, config):
+        return False
+    assert snapshot is not None
+    return gitio.file_id_at(repo, commit_id, CONFIG_NAME) is not None or all(
+        snapshot.oid(config.path(role)) is not None for role in REQUIRED_ROLES)
+
+
 @record
 class RangeResult:
     """The violations found over a range of commits, how many commits it held, and whether one rewrote history."""
     violations: list[Violation] = field(default_factory=list)
     commits: int = 0
     rewritten: bool = False
+    before_adoption: int = 0        # commits from before gitmem was adopted: no memory in them to check
 
 
 @record(frozen=True)
@@ -423,8 +435,11 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             others = [_as_merged(repo, config, parent, other, side, theirs, new, workspace=workspace,
                                  source=newest.read, configs=old_configs)
                       for other, theirs in zip(commit.parents[1:], others, strict=True)]
-        if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
-            continue        # history from before gitmem was adopted: there is no memory to check
+        if not _adopted(repo, commit.id, new, config) and not any(
+                _adopted(repo, p, s.snapshot, s.config or config) for p, s in zip(commit.parents, (side, *others),
+                                                                                  strict=False)):
+            result.before_adoption += 1     # history from before gitmem was adopted: there is no memory to check
+            continue
         made_under = generations.of(commit, config.rules_version)
         # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
         outside = other_files_committed(repo, commit.id, _read_as_memory(config)) \
@@ -494,9 +509,18 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
             if brought and generations.of(commit, config.rules_version) >= STRICT_CONFIG_SINCE:
                 config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
-            raise ConfigError(f"commit {commit.short}: {err}") from None
+            raise _in_commit(err, commit) from None
         configs[key] = config
     return configs[key]
+
+
+def _in_commit(err: ConfigError, commit: gitio.Commit) -> ConfigError:
+    """A config error of the gitmem.yaml `commit` carries, still the one line `path:line: GMnnn message` (its code,
+    path and line kept as data for --json), the commit named after its words as every violation of `verify` has
+    it."""
+    if err.code is None:
+        return ConfigError(f"commit {commit.short}: {err}")
+    return refused(err.code, f"{err.path}:{err.line}", f"{err.text} (commit {commit.short})")
 
 
 def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]],

@@ -37,6 +37,12 @@ def _first_marker(data: bytes) -> int | None:
     return match.start() if match else None
 
 
+def first_marker_line(data: bytes) -> int | None:
+    """The line of the first conflict marker in `data`; None when it holds none."""
+    marker = _first_marker(data)
+    return None if marker is None else _line_of(data, marker, 1)
+
+
 def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.

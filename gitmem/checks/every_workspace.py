@@ -45,6 +45,7 @@ def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         part = check_and_verify.verify_range(each, start, end, hide=hide, progress=progress)
         found.update(part.violations)
         merged.commits = max(merged.commits, part.commits)
+        merged.before_adoption = max(merged.before_adoption, part.before_adoption)
         merged.rewritten = merged.rewritten or part.rewritten
         if part.rewritten:
             break         # the range is the same for every workspace: once is enough to say so

@@ -17,6 +17,14 @@ def render_text(violations: Sequence[Violation]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+def unreadable_note(found: Sequence[Violation]) -> str:
+    """The one line a reader that shows bytes that are not UTF-8 as U+FFFD (`recall`, `report`) says of them, in
+    the diagnostic form: the first line it could not read, and how many there were."""
+    first = min(found)
+    return (f"{first.path}:{first.line}: {first.code} {one_line(first.message)}: some entries could not be read "
+            f"whole and show U+FFFD ({len(found)} line(s); `gitmem check --worktree` names each) [{first.slug}]")
+
+
 def escape_data(text: str) -> str:
     """A workflow command's message, escaped as GitHub Actions reads it (gitmem.views.actions writes the rest)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

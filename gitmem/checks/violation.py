@@ -59,4 +59,4 @@ def last_line(text: str) -> int:
 
 def failure_violations(err: RunFailure) -> list[Violation]:
     """A failed cycle or close as violations: its own GM7xx/GM8xx code first, then what lies behind it."""
-    return [Violation.of(err.code, err.where, 1, message=str(err)), *err.details]
+    return [Violation.of(err.code, err.where, err.line, message=str(err)), *err.details]

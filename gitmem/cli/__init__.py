@@ -285,13 +285,19 @@ def _run(args: list[str], ends_process: bool) -> int:
 def _violations_of(err: BaseException, *, for_people: bool = False) -> list[Any]:
     """The GM violations a failure is shown with, in its JSON and on stderr as `path:line: GMnnn message`: those
     it carries, or, for a failure that is itself one (a cycle's or a close's GM7xx/GM8xx, `context` over its
-    hard limit), that one and what lies behind it (`gitmem.checks.violation.failure_violations`). `for_people`
+    hard limit), that one and what lies behind it (`gitmem.checks.violation.failure_violations`); a config refusal,
+    whose message is its one line, as that violation, in JSON only (its path, line and code as data). `for_people`
     (stderr): a failure whose message already lists what lies behind it, as `path:line: GMnnn` lines, is not
     listed a second time."""
+    from gitmem.config import ConfigError
     from gitmem.errors import RunFailure
 
     if not isinstance(err, GitmemError):
         return []
+    if isinstance(err, ConfigError) and err.code is not None and not err.violations:   # its message is the line
+        from gitmem.checks.violation import Violation
+
+        return [] if for_people else [Violation(err.path, err.line, err.code.code, err.text)]
     if err.violations or not isinstance(err, RunFailure) or (for_people and err.details):
         return list(err.violations)
     from gitmem.checks.violation import failure_violations

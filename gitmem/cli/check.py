@@ -219,6 +219,7 @@ def _verify(ws: Workspace, spans: list[Span]) -> RangeResult:
             part = verify_every(ws, span.start, span.end, hide=span.hide, progress=advance)
         result.violations += part.violations
         result.commits += part.commits
+        result.before_adoption += part.before_adoption
         result.rewritten = result.rewritten or part.rewritten
     return result
 
@@ -227,6 +228,9 @@ def _verdict(result: RangeResult, fmt: str) -> int:
     """The violations in `fmt`, a clean range said in text, and the exit code: 5 when history was rewritten."""
     violations = sorted(result.violations)
     code = _emit(violations, fmt)
+    if fmt == "text" and result.before_adoption:       # said once, never a GM904 per file and commit
+        click.echo(f"{result.before_adoption} commit(s) from before gitmem was adopted (no gitmem.yaml and not "
+                   "every memory file): nothing in them to check", err=True)
     if fmt == "text" and not result.violations:
         click.echo(f"{result.commits} commit(s) verified, memory history is clean", err=True)
     code = ExitCode.REWRITTEN if result.rewritten else code

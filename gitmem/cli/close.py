@@ -64,7 +64,7 @@ def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json
     from gitmem.views.actions import day_closed
 
     ws, use_llm = _settings(open_memory(workspace), model=model, no_llm=no_llm)
-    with _failure_reported(as_json):
+    with _failure_reported(as_json, ws):
         result = run_close(ws, day=day, use_llm=use_llm, push=push)
     annotate(result.violations)
     _show(result, as_json=as_json)
@@ -91,10 +91,10 @@ def _settings(ws: Workspace, *, model: str | None, no_llm: bool) -> tuple[Worksp
 
 
 @contextmanager
-def _failure_reported(as_json: bool) -> Iterator[None]:
+def _failure_reported(as_json: bool, ws: Workspace) -> Iterator[None]:
     """A close that fails or is refused: people read the message (the error map prints it); machines read the
     same failure as a violation, in --json and as an annotation."""
-    from gitmem import codes
+    from gitmem import codes, gitio
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
     from gitmem.close import CloseError
@@ -104,8 +104,9 @@ def _failure_reported(as_json: bool) -> Iterator[None]:
     try:
         yield
     except (RunFailure, LockHeld) as err:
-        found = failure_violations(err if isinstance(err, RunFailure) else
-                                   CloseError(str(err), code=codes.CLOSE_REFUSED, dirty=True))
+        found = failure_violations(err if isinstance(err, RunFailure) else      # at the lock file, as the cycle's
+                                   CloseError(str(err), where=gitio.shown_path(ws.repo, err.path),
+                                              code=codes.CLOSE_REFUSED, dirty=True))
         if as_json:
             show_json({"error": str(err), "exit_code": err.exit_code, "violations": as_data(found)}, indent=2)
             err.shown_as_json = True

@@ -121,11 +121,15 @@ def _rebuild_with_bar(ws: Workspace) -> None:
 
 def _show(hits: Hits, as_json: bool) -> None:
     """The hits as text (gitmem.recall.Hits.text), or as JSON with the mode and whether memory holds the query."""
+    from gitmem.checks.render import as_data, unreadable_note
+
     if as_json:
-        click.echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits]},
-                              ensure_ascii=False, indent=2))
+        click.echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits],
+                               "unreadable": as_data(hits.undecodable)}, ensure_ascii=False, indent=2))
     else:
         click.echo(hits.text())
+    if hits.undecodable:
+        click.echo(unreadable_note(hits.undecodable), err=True)
 
 
 COMMANDS = (recall,)

@@ -49,13 +49,15 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
 
     Reads LOG in one pass (or only its tail for a late --since). Everything shown is redacted of secrets.
     """
-    from gitmem.report import build, report_target
+    from gitmem.report import render_reports, report_target, reports
 
     one_workspace_or_all(workspace, all_workspaces)
     ordered_window(since, until)
     ws = open_workspace(workspace)
-    text = build(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces)
-    _deliver(text, report_target(ws, out, fmt))
+    found = reports(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces)
+    _deliver(render_reports(found, fmt), report_target(ws, out, fmt))
+    for problem in (problem for each in found for problem in each.problems):   # said on the page too
+        click.echo(problem, err=True)
     return ExitCode.OK
 
 

@@ -89,6 +89,13 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
     for found in invalid:
         lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
                      + _fix(found))
+    unreadable = data.get("unreadable", [])
+    if unreadable:
+        lines.append("unreadable   " + paint(f"{len(unreadable)} line(s) of the LOG entries shown are not UTF-8: "
+                                             "every reader shows U+FFFD there", "red"))
+    for found in unreadable:
+        lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
+                     + _fix(found))
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     for found in data.get("setup", []):
@@ -168,7 +175,8 @@ def status(as_json: bool, workspace: str | None) -> int:
 
     At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
     decision). Flags template placeholders left in RULES.md, and memory that is invalid as it stands (a bad
-    heading committed without the check), with its fix. Exit 2 in a repository without memory.
+    heading committed without the check), with its fix, and bytes that are not UTF-8 in the LOG entries it reads
+    (GM902; `gitmem check --worktree` reads every byte of every file). Exit 2 in a repository without memory.
     """
     from gitmem.memory.text import printable_data
     from gitmem.secrets import scrub_data

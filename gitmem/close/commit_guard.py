@@ -7,6 +7,7 @@ change as `gitmem check --worktree` would, with the agent identity as author (GM
 from __future__ import annotations
 
 import os
+import re
 
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks, volume_checks
@@ -23,11 +24,12 @@ from gitmem.workspace import Workspace
 
 
 class CloseError(RunFailure):
-    """The close refused or failed; nothing was committed. `exit_code` says which."""
+    """The close refused or failed; nothing was committed. `exit_code` says which. `where` and `line`: what it is
+    about, as the cycle's refusals name it (docs/format.md, "Diagnostics")."""
 
-    def __init__(self, message: str, *, code: Code = codes.CLOSE_REFUSED, dirty: bool = False,
-                 usage: bool = False) -> None:
-        super().__init__(message, code=code, where="(close)")
+    def __init__(self, message: str, *, where: str, line: int = 1, code: Code = codes.CLOSE_REFUSED,
+                 dirty: bool = False, usage: bool = False) -> None:
+        super().__init__(message, code=code, where=where, line=line)
         self.exit_code = ExitCode.DIRTY if dirty else ExitCode.USAGE if usage else ExitCode.VIOLATIONS
 
 
@@ -65,6 +67,12 @@ def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
             files.remove_file(ws.root, path)
         else:
             files.write_bytes(ws.root, path, data)
+
+
+def first_place(problems: list[str]) -> tuple[str, int]:
+    """(path, line) of the first of `check_result`'s problems, each written `path:line: …`."""
+    found = re.match(r"^(.+?):([0-9]+): ", problems[0])
+    return (found.group(1), int(found.group(2))) if found else (problems[0].split(":", 1)[0], 1)
 
 
 def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> list[str]:

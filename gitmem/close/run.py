@@ -28,6 +28,7 @@ from gitmem.close.commit_guard import (
     changed_files,
     changed_with_stats,
     check_result,
+    first_place,
     restore,
 )
 from gitmem.close.day import (
@@ -97,31 +98,36 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     tz = config.tzinfo()
     today = moment.astimezone(tz).date()
     if day is not None and day > today:
-        raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})", usage=True)
+        # At LOG, where the close of that day would be written.
+        raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})",
+                         where=config.path("log"), usage=True)
     head = gitio.head_id(repo)
+    git_head = gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD")
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
-                         "commit -m 'start gitmem'), then run the close", dirty=True)   # refused to start, as a cycle
+                         "commit -m 'start gitmem'), then run the close", where=git_head, dirty=True)   # as a cycle
     if push and gitio.current_branch(repo) is None:       # else the close is committed where no branch holds it
         from gitmem.cycle.runner import switch_command
 
         raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
-                         f"`{switch_command(repo, head)}` (or the branch to publish), then run the close", dirty=True)
+                         f"`{switch_command(repo, head)}` (or the branch to publish), then run the close",
+                         where=git_head, dirty=True)
     with cyclelock.acquire(gitio.state_dir(repo), what="close"):
         locked = cyclelock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
-        if locked is not None:
-            raise CloseError(locked, dirty=True)
+        if locked is not None:       # at the first lock file it names, as the cycle's refusal (GM740)
+            locks = gitio.lock_files(repo)
+            raise CloseError(locked, where=locks[0].label if locks else ".git", dirty=True)
         unsaved = [path for path, _ in gitio.dirty_files(repo)]
         dirty = sorted(p for p in unsaved if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
-                             "them first (the close commits memory files whole)", dirty=True)
+                             "them first (the close commits memory files whole)", where=dirty[0], dirty=True)
         if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.reset_hard)
             raise CloseError(f"the work tree has uncommitted changes: {', '.join(unsaved[:10])}"
                              + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
                              + "; `close --push` may rebase this branch onto the remote, which would lose them: "
                              "commit them, or `git stash push --include-untracked`, then run the close again "
-                             "(or close without --push and push later)", dirty=True)
+                             "(or close without --push and push later)", where=unsaved[0], dirty=True)
         if push:          # under the lock: a cycle running in this checkout holds it, and HEAD is its to move
             head = _catch_up(ws) or head
         # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
@@ -170,7 +176,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 said = (f"{late.found.where} got another close while this one pushed, and this branch changed since: "
                         "nothing was pushed; run `gitmem close --push` again")
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
-                result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
+                result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, _branch_place(repo, None), 1,
+                                                      message=said))
         else:
             left = overtaken.closes_left_out(ws, left_out)
             if left and result.push.status.exit_code == ExitCode.OK:    # the remote closed their day first
@@ -183,7 +190,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             elif result.push.status.exit_code == ExitCode.OK:
                 result.commit = result.push.commit or result.commit
             else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
-                where = result.push.side_branch or "(close)"
+                where = _branch_place(repo, result.push.side_branch)
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                       message="; ".join(result.push.messages[-2:])))
     if found is not None:           # another close pushed first: close again on what it left
@@ -350,6 +357,13 @@ def _facts_for_model(facts: day_report.DayFacts, problems: list[str], promotions
             "human_notes": list(facts.human_notes), "offline_plan": {"task": plan[0], "why": plan[1]}}
 
 
+def _branch_place(repo: gitio.Repo, side_branch: str | None) -> str:
+    """Where a push failure of the close points: the side branch that holds the close, else this branch's ref
+    (`.git/HEAD` with none), as the cycle's (docs/format.md, "Diagnostics")."""
+    held = side_branch or gitio.current_branch(repo)
+    return gitio.ref_path(repo, held) if held else gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD")
+
+
 def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     """One commit by the agent identity, after the whole change passes the checks and the close's permissions."""
     config = ws.config
@@ -361,8 +375,9 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
         stats = {path: stat for path, stat in stats.items() if path not in sealed.files}
         problems = check_result(ws, head, files)
         if problems:
+            where, line = first_place(problems)
             raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
-                             code=codes.CLOSE_INVALID_RESULT)
+                             where=where, line=line, code=codes.CLOSE_INVALID_RESULT)
         body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
         message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                    + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")

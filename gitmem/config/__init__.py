@@ -55,6 +55,11 @@ class ConfigError(GitmemError):
 
     exit_code = ExitCode.USAGE
     code: Any = None
+    # Where the refusal points and what it says after the code, as data: a caller that shows the refusal in a
+    # context of its own (`verify`, of a commit's gitmem.yaml) keeps the path, line and code of its JSON.
+    path: str = CONFIG_NAME
+    line: int = 1
+    text: str = ""
 
 
 def refused(code: Any, where: str, text: str) -> ConfigError:
@@ -64,6 +69,8 @@ def refused(code: Any, where: str, text: str) -> ConfigError:
     located = where if re.search(r":[0-9]+$", where) else f"{where}:1"
     err = ConfigError(f"{located}: {code.code} {text}")
     err.code = code
+    path, _, line = located.rpartition(":")
+    err.path, err.line, err.text = path, int(line), text
     return err
 
 
@@ -364,6 +371,22 @@ def _line(node: Any, key: Any) -> str:
         return f":{node.lc.key(key)[0] + 1}"
     except Exception:  # plain dicts from tests carry no positions
         return ""
+
+
+def key_line(root: Path | str, dotted: str) -> int:
+    """The line of the setting `dotted` (`cycle.tokens_per_day`) in the gitmem.yaml at `root`, or of the deepest key
+    of it the file has (`agent.sandbox` for `agent.sandbox.mode` written short): what a refusal the setting caused
+    points at, as config errors do. 1 when the file does not have it, or does not read (it loaded before). Read on
+    a refusal's path only: ruamel.yaml keeps the lines."""
+    from gitmem.confined import files
+
+    try:
+        data = files.read_bytes(Path(root), CONFIG_NAME)
+        raw = load_yaml(data.decode("utf-8"), CONFIG_NAME) if data is not None else None
+    except (files.FileRefused, UnicodeDecodeError, ConfigError):
+        return 1
+    located = _where(raw, CONFIG_NAME, dotted)
+    return int(located.rpartition(":")[2]) if located != CONFIG_NAME else 1
 
 
 def _where(raw: Any, source: str, dotted: str) -> str:

@@ -152,9 +152,12 @@ class CycleGuard:
         lost = set(self.backup.recover(self.ws.repo))
         self.notes += self.backup.notes
         failure: AgentError | RefsBackupFailed | None = self._restore_refs(lost)
-        if lost:
+        if lost:      # at the bundle they were to come back from, else the references' folder
+            bundle = self.backup.path
             failure = RefsBackupFailed("objects the human's references need were deleted during the cycle and could "
-                                       f"not be put back: {self.backup.notes[-1]}")
+                                       f"not be put back: {self.backup.notes[-1]}",
+                                       where=str(bundle) if bundle is not None else
+                                       gitio.shown_path(self.ws.repo, gitio.common_dir(self.ws.repo) / "refs"))
         repo = self.ws.repo
         head = gitio.head_id(repo)
         if head is not None:

@@ -67,16 +67,26 @@ def spent_today(ws: Workspace, moment: datetime) -> Spent:
     return Spent(tokens, round(cost, 6))
 
 
-def spending_refusal(ws: Workspace, moment: datetime) -> str | None:
+@dataclass(frozen=True)
+class Refusal:
+    """Why a cycle may not start, and the gitmem.yaml setting of the cap it is over (the refusal points at it)."""
+
+    why: str
+    key: str
+
+
+def spending_refusal(ws: Workspace, moment: datetime) -> Refusal | None:
     """Why a cycle may not start at `moment` (the clock's): today's spending is over the agent's own cap;
     None when it may (no cap, or under it)."""
     caps = Caps.of(ws.config)
     if caps == Caps():
         return None
-    over = spent_today(ws, moment).over(caps)
+    spent = spent_today(ws, moment)
+    over = spent.over(caps)
     if not over:
         return None
+    key = "cycle.tokens_per_day" if spent.over(Caps(tokens_per_day=caps.tokens_per_day)) else "cycle.cost_per_day"
     day = moment.astimezone(ws.config.tzinfo()).date()
-    return (f"the daily cap is reached ({over}, by what today's cycles recorded in LOG Evidence, {day} in "
+    return Refusal(f"the daily cap is reached ({over}, by what today's cycles recorded in LOG Evidence, {day} in "
             f"{ws.config.timezone}); the cycle did not start and nothing changed. It starts again tomorrow, or "
-            "raise cycle.tokens_per_day / cycle.cost_per_day in gitmem.yaml and commit")
+            "raise cycle.tokens_per_day / cycle.cost_per_day in gitmem.yaml and commit", key)

@@ -47,7 +47,7 @@ class RefsBackupFailed(RunFailure):
 
     exit_code = ExitCode.SALVAGED
 
-    def __init__(self, message: str, *, where: str = "(cycle)") -> None:
+    def __init__(self, message: str, *, where: str) -> None:
         super().__init__(message, code=codes.CYCLE_REFS_BACKUP_FAILED, where=where)
 
 

@@ -38,7 +38,7 @@ class DiskFull(RunFailure):
 
     exit_code = ExitCode.SALVAGED
 
-    def __init__(self, message: str, *, where: str = "(cycle)") -> None:
+    def __init__(self, message: str, *, where: str) -> None:
         super().__init__(message, code=codes.CYCLE_DISK_FULL, where=where)
 
 
@@ -69,10 +69,11 @@ def short_of_room(root: Path, paths: Iterable[str]) -> bool:
     return free < largest
 
 
-def full_failure(err: BaseException, doing: str) -> DiskFull:
-    """The DiskFull for `err` met while `doing`, saying what to do."""
+def full_failure(err: BaseException, doing: str, repo: gitio.Repo) -> DiskFull:
+    """The DiskFull for `err` met while `doing`, saying what to do; at the git directory, whose disk is full."""
     return DiskFull(f"the disk is full ({' '.join(str(err).split())[-200:]}) while the runner was {doing}: free "
-                    "space (`git status` shows the agent's new files; `du -sh .git`), then run the cycle again")
+                    "space (`git status` shows the agent's new files; `du -sh .git`), then run the cycle again",
+                    where=gitio.shown_path(repo, gitio.common_dir(repo)))
 
 
 @dataclass
@@ -94,7 +95,8 @@ class Room:
             if is_disk_full(err):
                 raise DiskFull(f"the disk holding {ws.root} has less than the {size >> 20} MB free a cycle needs "
                                "to finish whatever its agent does (the memory files, rewritten, and a margin), so "
-                               "the agent did not run: free space and run the cycle again") from None
+                               "the agent did not run: free space and run the cycle again",
+                               where=gitio.shown_path(ws.repo, folder)) from None
             return cls(None)       # a file system that cannot preallocate, say: no room kept; DiskFull may follow
         return cls(descriptor, path)
 

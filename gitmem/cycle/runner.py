@@ -26,6 +26,7 @@ from gitmem.checks import CheckInput, has_errors, run_checks
 from gitmem.checks.check_and_verify import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
+from gitmem.config import CONFIG_NAME, key_line
 from gitmem.confined.files import FileRefused
 from gitmem.cycle import allowance, killed, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
@@ -51,8 +52,19 @@ class CycleRefused(RunFailure):
 
     exit_code = ExitCode.DIRTY
 
-    def __init__(self, message: str, code: Code, *, details: Sequence[Violation] = (), where: str = "(cycle)") -> None:
-        super().__init__(message, code=code, where=where, details=details)
+    def __init__(self, message: str, code: Code, *, where: str, line: int = 1,
+                 details: Sequence[Violation] = ()) -> None:
+        super().__init__(message, code=code, where=where, line=line, details=details)
+
+    @classmethod
+    def listing(cls, message: str, code: Code, found: Sequence[Violation]) -> CycleRefused:
+        """A refusal over the violations `found` (which `message` lists), at the first of them."""
+        return cls(message, code, where=found[0].path, line=found[0].line, details=found)
+
+    @classmethod
+    def by_setting(cls, ws: Workspace, message: str, code: Code, key: str) -> CycleRefused:
+        """A refusal the gitmem.yaml setting `key` caused, at that setting's line (gitmem.config.key_line)."""
+        return cls(message, code, where=CONFIG_NAME, line=key_line(ws.root, key))
 
 
 class PostflightFailed(GitmemError):
@@ -146,8 +158,8 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
         if found:
             listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}"
                                 + (f"\n    fix: {v.hint}" if v.hint else "") for v in found)
-            raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
-                               codes.CYCLE_INVALID_MEMORY, details=found)
+            raise CycleRefused.listing(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
+                                       codes.CYCLE_INVALID_MEMORY, found)
         _require_filled_rules(ws)
     except BaseException:
         held.release()
@@ -188,8 +200,9 @@ def _require_valid_standing(ws: Workspace) -> None:
     found = standing(ws.config, gitio.worktree_snapshot(ws.root).read)
     if found:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}\n    fix: {v.hint}" for v in found)
-        raise CycleRefused(f"memory on this branch is invalid (it was committed without `gitmem check`); repair "
-                           f"it, commit, then run the cycle:\n{listing}", codes.CYCLE_INVALID_MEMORY, details=found)
+        raise CycleRefused.listing(f"memory on this branch is invalid (it was committed without `gitmem check`); "
+                                   f"repair it, commit, then run the cycle:\n{listing}",
+                                   codes.CYCLE_INVALID_MEMORY, found)
 
 
 def switch_command(repo: gitio.Repo, head: str) -> str:
@@ -211,8 +224,8 @@ def _require_filled_rules(ws: Workspace) -> None:
              for line, text in placeholders.find_placeholders(ws.read("rules"))]
     if found:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
-        raise CycleRefused(f"{path} still holds the template's placeholders; fill them in and commit, then run "
-                           f"the cycle:\n{listing}", codes.CYCLE_RULES_PLACEHOLDERS, details=found)
+        raise CycleRefused.listing(f"{path} still holds the template's placeholders; fill them in and commit, then "
+                                   f"run the cycle:\n{listing}", codes.CYCLE_RULES_PLACEHOLDERS, found)
 
 
 def _require_sandbox(ws: Workspace, backend: Backend) -> None:
@@ -223,17 +236,17 @@ def _require_sandbox(ws: Workspace, backend: Backend) -> None:
     try:
         box = sandbox.choose(ws.config)
     except sandbox.SandboxUnavailable as err:
-        raise CycleRefused(str(err), codes.CYCLE_NO_SANDBOX) from None
+        raise CycleRefused.by_setting(ws, str(err), codes.CYCLE_NO_SANDBOX, err.key) from None
     problem = sandbox.tree_problem(ws) if box.mode == "bubblewrap" else None
-    if problem is not None:
-        raise CycleRefused(problem, codes.CYCLE_NO_SANDBOX)
+    if problem is not None:          # its way out: `agent.sandbox: none`
+        raise CycleRefused.by_setting(ws, problem, codes.CYCLE_NO_SANDBOX, "agent.sandbox.mode")
 
 
 def _require_allowance(ws: Workspace, moment: datetime) -> None:
     """Today's cycles spent the agent's daily cap (gitmem.cycle.allowance): refuse before anything changes."""
-    why = allowance.spending_refusal(ws, moment)
-    if why is not None:
-        raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
+    over = allowance.spending_refusal(ws, moment)
+    if over is not None:
+        raise CycleRefused.by_setting(ws, over.why, codes.CYCLE_OVER_DAILY_CAP, over.key)
 
 
 def late_note(ws: Workspace, moment: datetime) -> str | None:
@@ -384,7 +397,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             except Exception as err:
                 failure = _disk_full(err, "writing memory and the cycle's commit", ws, guard)
             if failure is not None and is_disk_full(failure) and not isinstance(failure, DiskFull):
-                failure = full_failure(failure, "writing memory and the cycle's commit")
+                failure = full_failure(failure, "writing memory and the cycle's commit", ws.repo)
         if failure is not None:
             guarded = "".join(f"\nrunner: {printable(note)}" for note in guard.notes)
             spent = postflight.usage_line(report.tokens)
@@ -474,16 +487,16 @@ def _salvage(ws: Workspace, report: CycleReport, failure: BaseException, *, cloc
     except salvage.LogRefused as refused:
         report.exit_code, report.error, report.salvage_branch = refused.exit_code, str(refused), refused.branch
         report.messages.append(f"runner: {refused}")
-        report.violations.append(Violation.of(refused.code, refused.where, 1, message=str(refused)))
+        report.violations.append(Violation.of(refused.code, refused.where, refused.line, message=str(refused)))
         return
     report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
     report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
     report.messages += saved.messages
     if isinstance(failure, RunFailure):      # the runner's own failure, with its code
-        report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
-    else:
-        report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
-                                              message=f"the agent failed: {saved.error}"))
+        report.violations.append(Violation.of(failure.code, failure.where, failure.line, message=saved.error))
+    else:                                    # at the branch that holds the agent's work, else the cycle's own
+        report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, gitio.ref_path(ws.repo, saved.branch or branch),
+                                              1, message=f"the agent failed: {saved.error}"))
 
 
 def _disk_full(err: Exception, doing: str, ws: Workspace, guard: CycleGuard) -> DiskFull:
@@ -492,7 +505,7 @@ def _disk_full(err: Exception, doing: str, ws: Workspace, guard: CycleGuard) -> 
     if isinstance(err, DiskFull):
         return err
     if is_disk_full(err) or (isinstance(err, OSError | gitio.RepoError) and short_of_room(ws.root, guard.candidates())):
-        return full_failure(err, doing)
+        return full_failure(err, doing, ws.repo)
     raise err
 
 
@@ -549,7 +562,7 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
                "(push it, or merge a pull request), or as a commit signed by a key in trust.signing_keys")
     report.messages.append(f"runner: {message}")
     report.local_branch = name
-    report.violations.append(Violation.of(codes.CYCLE_LOCAL_COMMITS, name, 1, message=message))
+    report.violations.append(Violation.of(codes.CYCLE_LOCAL_COMMITS, gitio.ref_path(repo, name), 1, message=message))
     return start
 
 
@@ -640,14 +653,16 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
     report.exit_code = result.status.exit_code
+    # At the branch that holds the work: the side branch the push left it on, else the branch it could not push.
+    held = result.side_branch or gitio.current_branch(repo)
+    where = gitio.ref_path(repo, held) if held else gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD")
     if result.status is PushStatus.REWRITTEN:   # never built on: a human decides (gitmem.publish.push)
-        report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
+        report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, where, 1,
                                               message="; ".join(result.messages[-2:])))
     elif result.status in (PushStatus.CONFLICT, PushStatus.REFUSED):
         report.commit = result.commit
         code = codes.CYCLE_PUSH_CONFLICT if result.status is PushStatus.CONFLICT else codes.CYCLE_PUSH_REFUSED
-        report.violations.append(Violation.of(code, result.side_branch or "(cycle)", 1,
-                                              message="; ".join(result.messages[-2:])))
+        report.violations.append(Violation.of(code, where, 1, message="; ".join(result.messages[-2:])))
     else:
-        report.violations.append(Violation.of(codes.CYCLE_PUSH_FAILED, "(cycle)", 1,
+        report.violations.append(Violation.of(codes.CYCLE_PUSH_FAILED, where, 1,
                                               message="; ".join(result.messages[-2:]) or result.status))

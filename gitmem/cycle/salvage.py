@@ -50,8 +50,8 @@ class LogRefused(RunFailure):
 
     exit_code = ExitCode.SALVAGED
 
-    def __init__(self, message: str, *, branch: str | None, details: Sequence[Any]) -> None:
-        super().__init__(message, code=codes.CYCLE_LOG_REFUSED, where=branch or "(cycle)", details=details)
+    def __init__(self, message: str, *, branch: str | None, where: str, line: int, details: Sequence[Any]) -> None:
+        super().__init__(message, code=codes.CYCLE_LOG_REFUSED, where=where, line=line, details=details)
         self.branch = branch
 
 
@@ -125,10 +125,13 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     except WriteRefused as err:
         gitio.restore_worktree(repo, only=[config.path("log"), config.path("now")])
         found = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations[:3])
+        # At the branch holding the agent's work; with none, at what the rules refused (else the cycle's branch).
+        where, line = (err.violations[0].path, err.violations[0].line) if err.violations and not saved_on \
+            else (gitio.ref_path(repo, saved_on or branch), 1)
         raise LogRefused(f"{who} ({error}), and the memory rules refused the runner's no-build entry for cycle "
                          f"{cycle} ({found or err}): nothing was committed to {branch}; {saved}; fix the memory "
                          "on the branch (`gitmem check --worktree`, `gitmem status`), then run the cycle again",
-                         branch=saved_on, details=err.violations) from None
+                         branch=saved_on, where=where, line=line, details=err.violations) from None
     sealed = sealing.seal_worktree(ws)       # in the commit of the entry that made it due (gitmem.sealing)
     try:
         oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now"), *sealed.paths],

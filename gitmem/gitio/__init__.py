@@ -45,7 +45,7 @@ __all__ = [
     "lock_files", "merge_base",
     "open_repo", "path_ignored", "push",
     "put_stash",
-    "read_staged", "rebase_onto",
+    "read_staged", "rebase_onto", "ref_path",
     "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
     "remote_tips", "reset_hard", "reset_mixed", "resolve_revision", "restore_paths", "restore_worktree", "root",
     "run_git",

@@ -21,7 +21,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
-from gitmem.gitio.repository import Repo, git_dir, work_tree
+from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
 # shallow and commit-graph files that change which history git sees (a commit-graph states each commit's parents
@@ -59,6 +59,12 @@ def common_dir(repo: Repo) -> Path:
     except OSError:
         return own
     return (own / pointer).resolve() if pointer else own
+
+
+def ref_path(repo: Repo, branch: str) -> str:
+    """A branch as a diagnostic names it: its ref file in the git directory, `.git/refs/heads/NAME`, as the cycle's
+    refusals name `.git/HEAD` and its lock (line 1: the ref is one line; git may have packed it into packed-refs)."""
+    return shown_path(repo, common_dir(repo) / "refs" / "heads" / branch)
 
 
 def state_paths(repo: Repo) -> list[StatePath]:

@@ -242,6 +242,30 @@ def decode_file(data: bytes) -> tuple[str, tuple[Problem, ...]]:
     return decoded.text, decoded.problems
 
 
+# The most lines with bytes that are not UTF-8 a reader names: each more costs a decode of the rest of the bytes.
+UNDECODABLE_NAMED = 10
+
+
+def undecodable(data: bytes, *, limit: int = UNDECODABLE_NAMED) -> list[tuple[int, str]]:
+    """(offset, why) of the first byte that is not UTF-8 on each line of `data` that has one, the first `limit`
+    such lines: what a forgiving reader (one that replaces such bytes) read without reading it. One decode when
+    there is none; the bytes would be decoded anyway."""
+    found: list[tuple[int, str]] = []
+    at = 0
+    while len(found) < limit:
+        try:
+            data[at:].decode("utf-8")
+            break
+        except UnicodeDecodeError as err:
+            bad = at + err.start
+            found.append((bad, err.reason))
+            end = data.find(b"\n", bad)
+            if end < 0:
+                break
+            at = end + 1
+    return found
+
+
 def not_utf8_at(data: bytes, at: int) -> tuple[int, str] | None:
     """(the offset in `data` of the first byte that is not UTF-8 on the line starting at `at`, why), or None when
     that line is text."""

@@ -31,6 +31,7 @@ from typing import Any
 from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.memory import log
+from gitmem.memory.text import UNDECODABLE_NAMED, undecodable
 from gitmem.recall import corpus, sync_state_proof
 from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
 
@@ -73,6 +74,23 @@ def _read(source: _Source, start: int, size: int) -> bytes:
 def as_text(data: bytes) -> str:
     # Invalid UTF-8 is GM902 for `gitmem check`; recall still indexes what it can read.
     return data.decode("utf-8", errors="replace")
+
+
+def _text_and_undecodable(data: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """`as_text(data)`, and where it replaced bytes that are not UTF-8 (`undecodable`): one decode when none."""
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        return as_text(data), undecodable(data)
+
+
+def undecodable_lines(state: State | None) -> list[tuple[int, int, str]]:
+    """(line, byte, why) of the lines of an indexed LOG that are not UTF-8, as its sync state keeps them: recall
+    says so. The state is the agent's to write: only well-formed items are taken, and they only name lines."""
+    kept = state.get("undecodable") if isinstance(state, dict) else None
+    return [(item[0], item[1], item[2]) for item in kept if isinstance(item, list) and len(item) == 3
+            and isinstance(item[0], int) and isinstance(item[1], int) and isinstance(item[2], str)] \
+        if isinstance(kept, list) else []
 
 
 def _line_offset(data: bytes, lines_down: int) -> int:
@@ -188,18 +206,25 @@ def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         stale = [r[0] for r in conn.execute("SELECT id FROM docs WHERE path = ? AND line >= ?", (path, base_line))]
         stale += _amended_ids(conn, path, tail, base_line, base == 0)
         delete_docs(conn, stale)
-        docs = corpus.log_docs(as_text(tail), path, first_line=base_line, expect_title=base == 0)
+        text, bad = _text_and_undecodable(tail)
+        docs = corpus.log_docs(text, path, first_line=base_line, expect_title=base == 0)
         insert_docs(conn, workspace, docs, spans=spans(tail, base, base_line, docs))
+        earlier = [list(item) for item in undecodable_lines(state) if item[0] < base_line]
     else:
         tail = full.read_bytes()
         base, base_line = 0, 1
-        docs = corpus.log_docs(as_text(tail), path)
+        text, bad = _text_and_undecodable(tail)
+        docs = corpus.log_docs(text, path)
         replace_file_docs(conn, workspace, path, docs, spans=spans(tail, 0, 1, docs))
+        earlier = []
+    # The lines the index holds with U+FFFD for bytes that were not UTF-8, for recall to name (GM902).
+    found = earlier + [[base_line + tail.count(b"\n", 0, at), base + at, why] for at, why in bad]
     lines = base_line + tail.count(b"\n")
     # Next time, re-read from the start of the last entry: lines may still be appended to it.
     if docs:
         base, base_line = base + _line_offset(tail, docs[-1].line - base_line), docs[-1].line
-    state = {"size": size, "offset": base, "line": base_line, "lines": lines, **_anchors(full, 0, size)}
+    state = {"size": size, "offset": base, "line": base_line, "lines": lines, **_anchors(full, 0, size),
+             "undecodable": found[:UNDECODABLE_NAMED]}
     return True, lines, state
 
 

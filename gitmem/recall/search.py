@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
+from gitmem.checks.violation import Violation
 from gitmem.config import Config, Recall
 from gitmem.config.validate import number_problem
 from gitmem.memory import dates
@@ -60,9 +61,12 @@ class Hit:
 class Hits(list[Hit]):
     """Hits, best first, and the mode that found them: bm25, semantic or hybrid."""
 
-    def __init__(self, hits: list[Hit] | None = None, mode: str = "bm25") -> None:
+    def __init__(self, hits: list[Hit] | None = None, mode: str = "bm25",
+                 undecodable: list[Violation] | None = None) -> None:
         super().__init__(hits or [])
         self.mode = mode
+        # The lines of LOG the index holds with U+FFFD for bytes that are not UTF-8 (GM902): a hit may quote one.
+        self.undecodable = undecodable or []
 
     @property
     def known(self) -> bool:
@@ -227,12 +231,23 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                           cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
                           rankers, weights, passage, Holder(index, conn), known_only,
                           _named_time(query, config, since, until, today))
-            return Hits(hits, mode_of(weights))
+            return Hits(hits, mode_of(weights), undecodable_indexed(conn))
         except sqlite3.DatabaseError:
             if attempt:
                 raise
             index.rebuild()       # damage that only showed while reading: rebuild once and ask again
     return Hits([], mode_of(weights))
+
+
+def undecodable_indexed(conn: sqlite3.Connection) -> list[Violation]:
+    """GM902 at each line of an indexed LOG that was not UTF-8, as the index's sync state keeps them
+    (gitmem.recall.incremental_sync): a row per LOG, read with the query, never the file again."""
+    from gitmem import codes
+    from gitmem.recall.incremental_sync import remembered, undecodable_lines
+
+    rows = conn.execute("SELECT path, state FROM sources WHERE role = 'log'").fetchall()
+    return sorted(Violation.of(codes.NOT_UTF8, path, line, byte=byte, reason=why)
+                  for path, state in rows for line, byte, why in undecodable_lines(remembered(state)))
 
 
 def within_settings(**given: float | None) -> None:

@@ -8,9 +8,13 @@ from __future__ import annotations
 import os
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.errors import GitmemError
 from gitmem.workspace import Clock, Workspace
+
+if TYPE_CHECKING:
+    from gitmem.report.model import WorkspaceReport
 
 
 def workspaces(ws: Workspace, all_workspaces: bool) -> list[Workspace]:
@@ -24,15 +28,28 @@ def workspaces(ws: Workspace, all_workspaces: bool) -> list[Workspace]:
 def build(ws: Workspace, *, fmt: str = "html", since: date | None = None, until: date | None = None,
           all_workspaces: bool = False, clock: Clock | None = None) -> str:
     """The report of `ws` (or of all its workspaces) as an HTML page (`html`) or Markdown (`summary`)."""
+    found = reports(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces, clock=clock)
+    return render_reports(found, fmt)
+
+
+def render_reports(found: list[WorkspaceReport], fmt: str) -> str:
+    """Reports as an HTML page (`html`) or Markdown (`summary`)."""
     from gitmem.report import html, summary
+
+    return summary.render_markdown(found) if fmt == "summary" else html.render_html(found)
+
+
+def reports(ws: Workspace, *, fmt: str = "html", since: date | None = None, until: date | None = None,
+            all_workspaces: bool = False, clock: Clock | None = None) -> list[WorkspaceReport]:
+    """The report of each workspace `build` shows, for the window `fmt` takes (a summary's: 14 days)."""
+    from gitmem.report import summary
     from gitmem.report.collect import collect_report
 
     chosen = workspaces(ws, all_workspaces)
     if fmt == "summary":
         last = until or (clock or ws.clock())().astimezone(ws.config.tzinfo()).date()
-        reports = [collect_report(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
-        return summary.render_markdown(reports)
-    return html.render_html([collect_report(w, since=since, until=until, clock=clock) for w in chosen])
+        return [collect_report(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
+    return [collect_report(w, since=since, until=until, clock=clock) for w in chosen]
 
 
 def report_target(ws: Workspace, out: str | None, fmt: str) -> Path | None:

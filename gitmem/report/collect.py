@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
+from gitmem.checks.render import unreadable_note
 from gitmem.memory import decisions, lessons, rules
 from gitmem.memory.text import masked_printable
 from gitmem.report.log_scan import read_log, scan_log
@@ -26,8 +27,8 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
     end = datetime.combine(until + timedelta(days=1), time(0), tz)
 
     # History from `start`: LOG.md's end, and before it only the sealed volumes the range reaches back into.
-    text = log_history.of(ws).sealed_since(start) + read_log(ws.root, ws.config.path("log"), start)
-    scanned = scan_log(text, start, end)
+    read = read_log(ws.root, ws.config.path("log"), start)
+    scanned = scan_log(log_history.of(ws).sealed_since(start) + read.text, start, end)
     latest = scanned.latest_close
     if latest is not None:
         fields = tuple((key, masked_printable(value)) for key, value in latest.fields)
@@ -44,7 +45,8 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
         proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
         budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
-        waiting_branches=tuple(masked_printable(b) for b in every_waiting_branch(ws)))
+        waiting_branches=tuple(masked_printable(b) for b in every_waiting_branch(ws)),
+        problems=(unreadable_note(read.undecodable),) if read.undecodable else ())
 
 
 def every_waiting_branch(ws: Workspace) -> list[str]:

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from gitmem import codes
+from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.memory import fences, log
-from gitmem.memory.text import parse_timestamp
+from gitmem.memory.text import parse_timestamp, undecodable
 from gitmem.report import evidence
 from gitmem.report.model import CloseRow, CycleRow
 from gitmem.workspace.head_and_tail import FileSource
@@ -29,18 +31,25 @@ FIRST_BLOCK = 256 * 1024
 
 
 @dataclass(frozen=True)
+class LogText:
+    """LOG's text as a report reads it, and each line of it that was not UTF-8 (GM902), shown with U+FFFD."""
+    text: str
+    undecodable: tuple[Violation, ...] = ()
+
+
+@dataclass(frozen=True)
 class Scanned:
     cycles: tuple[CycleRow, ...]
     closes: tuple[CloseRow, ...]
     latest_close: CloseRow | None
 
 
-def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST_BLOCK) -> str:
+def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST_BLOCK) -> LogText:
     """LOG's text: whole, or from the last entry before `start` to the end. Undecodable bytes are replaced, so
-    a damaged file still reports what it can (`gitmem check` is where it is diagnosed)."""
+    a damaged file still reports what it can, and the lines that held them are named (`gitmem check` judges)."""
     handle = files.open_read(root, rel)
     if handle is None:
-        return ""
+        return LogText("")
     with handle:
         size = handle.seek(0, os.SEEK_END)
         source = FileSource(root, rel, None)
@@ -49,16 +58,26 @@ def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST
             handle.seek(offset)
             data = handle.read()
             if start is None or offset == 0:
-                return data.decode("utf-8", "replace").replace("\r\n", "\n")
+                return _decoded(rel, data, 0, source)
             # The first heading outside fenced code in this block (`gitmem.memory.fences`).
             skip = data.find(b"\n") + 1
             cut = fences.first_heading(data, b"## ", skip, open_=source.fence_open_at(offset + skip)) if skip else None
             if cut is not None:
-                text = data[cut:].decode("utf-8", "replace").replace("\r\n", "\n")
-                found = log.heading_re().search(text)
+                read = _decoded(rel, data[cut:], offset + cut, source)
+                found = log.heading_re().search(read.text)
                 if found is not None and _before(found, start):
-                    return text
+                    return read
             block *= 4
+
+
+def _decoded(rel: str, data: bytes, at: int, source: FileSource) -> LogText:
+    """`data`, which starts at byte `at` of LOG, as text, with GM902 at each line that is not UTF-8."""
+    try:
+        return LogText(data.decode("utf-8").replace("\r\n", "\n"))
+    except UnicodeDecodeError:
+        found = tuple(Violation.of(codes.NOT_UTF8, rel, source.line_at(at + bad), byte=at + bad, reason=why)
+                      for bad, why in undecodable(data))
+        return LogText(data.decode("utf-8", "replace").replace("\r\n", "\n"), found)
 
 
 def _before(match: re.Match[str], start: datetime) -> bool:

@@ -20,6 +20,7 @@ from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
 from gitmem.views.kept_branches import kept_branches, with_answers
 from gitmem.workspace import Clock, Workspace, log_history
+from gitmem.workspace.head_and_tail import FileSource
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Status:
     invalid: list[dict[str, Any]] = field(default_factory=list)       # errors in memory as it stands, with the fix
     dated_ahead: list[dict[str, Any]] = field(default_factory=list)   # newest entries dated ahead of the clock
     setup: list[dict[str, Any]] = field(default_factory=list)         # what this clone lacks (GM925), with the fix
+    # Lines of the LOG entries status read that are not UTF-8 (GM902), shown with U+FFFD by every reader.
+    unreadable: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,7 +56,8 @@ def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
     missing = health.require_memory(ws)
     config = ws.config
     moment: datetime = (clock or ws.clock())().astimezone(config.tzinfo())
-    status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment))
+    source = ws.log_source()
+    status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment, source=source))
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
                                "stale": item.is_stale(config.close.stale_decision_days),
@@ -75,15 +79,21 @@ def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
                       for v in health.invalid_memory(ws)]
     status.setup = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
                     for v in clone_setup(ws)]
+    shown = {(item["path"], item["line"], item["code"]) for item in status.invalid}   # a heading's is there already
+    status.unreadable = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
+                         for v in health.undecodable_read(ws.config.path("log"), source)
+                         if (v.path, v.line, v.code) not in shown]
     return status
 
 
-def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
+def activity(ws: Workspace, moment: datetime, *, source: FileSource | None = None) -> dict[str, Any]:
     """The cycles part of the dashboard, as `Status` fields: the last cycle, today's cycles by outcome, the
     Rule 0 streak and the last close. LOG is read back from its end only as far as each question needs (this
-    is also each agent's row in `gitmem fleet status`)."""
+    is also each agent's row in `gitmem fleet status`), through `source` when given (it keeps what it could
+    not decode)."""
     tz = ws.config.tzinfo()
-    source = ws.log_source()
+    if source is None:
+        source = ws.log_source()
     start, end = day_bounds(moment.astimezone(tz).date(), tz)
     recent = entries_since(source, start, at_least=1)
     cycles = [e for e in recent if e.cycle is not None]

@@ -21,6 +21,7 @@ from gitmem.records import record
 
 if TYPE_CHECKING:      # the parsers load with the methods that use them: `gitmem check` often needs neither
     from gitmem.memory import log
+    from gitmem.workspace.head_and_tail import FileSource
 
 Clock = Callable[[], datetime]
 CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
@@ -128,7 +129,7 @@ class Workspace:
         return read_log_tail(self.root, self.config.path("log"), count, state_dir=self.state_dir,
                              numbered=numbered)
 
-    def log_source(self, *, numbered: bool = True) -> log.TailSource:
+    def log_source(self, *, numbered: bool = True) -> FileSource:
         """LOG on disk as it is now, for reading back from its end as far as a caller needs
         (`gitmem.memory.log.tail_entries`: the entries of a day, a streak): the cost follows the distance from
         the end, not the length of the history. What is appended later is not seen, as in a text read now."""

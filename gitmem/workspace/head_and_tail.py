@@ -36,7 +36,7 @@ from typing import IO, BinaryIO
 
 from gitmem.confined import files
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode_text
+from gitmem.memory.text import decode_text, undecodable
 from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024
@@ -109,6 +109,9 @@ class FileSource:
         self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
         self._lines: dict[int, int] = {}
         self._counted: Counted = {}      # fences counted by this reader (see _fence_lines_before)
+        # Bytes this reader read that are not UTF-8 (offset -> why), one a line: what it replaced, for a caller
+        # to name (`gitmem status`), at no cost beyond the decode it makes anyway.
+        self.undecodable: dict[int, str] = {}
         self._size = files.file_size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
@@ -132,8 +135,12 @@ class FileSource:
             skip = data.find(b"\n") + 1
             data, start = (data[skip:], start + skip) if skip else (b"", self._size)
         # Forgiving, as every tail reader: an undecodable byte is replaced, never the end of the read
-        # (`gitmem check` reports it); the parse turns line ends into LF.
-        text = data.decode("utf-8", "replace")
+        # (`gitmem check` reports it, and the reader keeps where it was); the parse turns line ends into LF.
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.undecodable.update((start + at, why) for at, why in undecodable(data))
+            text = data.decode("utf-8", "replace")
         return (text.removeprefix("\ufeff") if start == 0 else text), start
 
     def line_at(self, offset: int) -> int:

@@ -422,7 +422,27 @@ def test_malformed_config_in_a_verified_commit_names_the_commit(memrepo: GitRepo
     memrepo.write("gitmem.yaml", "{}\n")
     result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
     assert result.code == ExitCode.USAGE
-    assert f"commit {str(bad)[:10]}: gitmem.yaml:" in result.err
+    assert result.err.startswith("gitmem: gitmem.yaml:2: GM930 invalid YAML: ") and result.err.endswith(
+        f" (commit {str(bad)[:10]})\n"), result.err
+
+
+def test_a_config_error_in_a_verified_commit_keeps_its_path_line_and_code(memrepo: GitRepo, cli) -> None:
+    """It read `commit abc: gitmem.yaml:2: GM927 …` as its message, and its --json had `code: null`: it is the one
+    line `path:line: GMnnn message`, the commit named after the words as every violation of verify names it, and
+    its code, path and line are data in --json."""
+    start = memrepo.head()
+    bad = memrepo.commit_files({"gitmem.yaml": "limits:\n  now_block_lines: many\n"}, "break config")
+    memrepo.commit_files({"gitmem.yaml": "{}\n"}, "repair config")
+    argv = ["verify", "--range", f"{start}..HEAD"]
+    result = cli(argv, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE
+    assert result.err == (f"gitmem: gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got "
+                          f"'many' (text) (commit {str(bad)[:10]})\n")
+    answer = json.loads(cli([*argv, "--json"], cwd=memrepo.path).out)
+    assert answer["code"] == "GM927" and answer["error"] == result.err.removeprefix("gitmem: ").strip()
+    assert [(v["path"], v["line"], v["code"], v["message"]) for v in answer["violations"]] == [
+        ("gitmem.yaml", 2, "GM927", f"limits.now_block_lines: expected a whole number, got 'many' (text) "
+                                    f"(commit {str(bad)[:10]})")]
 
 
 def test_missing_config_means_defaults(memrepo: GitRepo, cli) -> None:
@@ -574,3 +594,28 @@ def test_check_judges_the_workspaces_the_staged_config_names_not_the_work_trees(
     assert staged.code == ExitCode.VIOLATIONS
     assert ("agents/w2/LOG.md:1: GM904 memory file agents/w2/LOG.md is not staged [memory-file-missing]"
             in staged.out)
+
+
+def test_commits_from_before_adoption_are_said_once_not_judged_as_missing_memory(tmp_path, git_env, cli) -> None:
+    """A project's own ROADMAP.md from before gitmem was adopted gave each such commit a GM904 for every other
+    memory file (exit 1): such commits are counted once, and the memory is judged from the adoption on."""
+    from gitmem.scaffold.init import template_dir, template_files
+    from tests.support.helpers import filled_rules
+
+    repo = make_repo(tmp_path / "project", template=False, commit=False)
+    repo.commit_files({"ROADMAP.md": "# Roadmap\n\n- ship it\n", "app.py": "print(1)\n"}, "the project")
+    repo.commit_files({"app.py": "print(2)\n"}, "more project")
+    adopted = {rel: (template_dir() / rel).read_text(encoding="utf-8") for rel in template_files()
+               if rel not in (".gitattributes", "ROADMAP.md")}
+    adopted["RULES.md"] = filled_rules(adopted["RULES.md"])
+    repo.commit_files(adopted, "adopt gitmem")
+    result = cli(["verify", "--range", f"{'0' * 40}..HEAD"], cwd=repo.path)
+    assert result.code == ExitCode.OK, result.out + result.err
+    assert "GM904" not in result.out + result.err
+    assert result.err.count("2 commit(s) from before gitmem was adopted") == 1, result.err
+    # A memory file removed after the adoption is still missing, in the commit that removed it.
+    dropped = repo.commit_files({"DECISIONS.md": None}, "drop DECISIONS")
+    answer = json.loads(cli(["verify", "--range", f"{'0' * 40}..HEAD", "--json"], cwd=repo.path).out)
+    assert [(v["path"], v["code"], v["message"]) for v in answer] == [
+        ("DECISIONS.md", "GM904", f"memory file DECISIONS.md is missing (commit {str(dropped)[:10]})")]
+

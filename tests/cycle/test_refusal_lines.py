@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git
@@ -79,3 +80,86 @@ def test_a_git_lock_file_is_refused_at_that_file(memrepo: GitRepo, cli) -> None:
     result = cli(["cycle"], cwd=memrepo.path)
     assert result.code == ExitCode.DIRTY
     assert diagnostics(result.err) == [(".git/index.lock", "GM740")], result.err
+
+
+# -- refusals that had `(cycle)` for a path: a gitmem.yaml setting's line, the first line a listing names, a branch
+
+def located(err: str) -> list[tuple[str, int, str]]:
+    """(path, line, code) of each line of stderr that reads `path:line: GMnnn message [slug]`."""
+    return [(found.group(1), int(found.group(2)), found.group(3)) for line in err.splitlines()
+            if (found := re.match(r"^(\S+?):([0-9]+): (GM[0-9]{3}) \S.* \[[a-z0-9-]+\]", line))]
+
+
+def line_of(text: str, line: str) -> int:
+    return text.splitlines().index(line) + 1
+
+
+def test_over_the_daily_cap_is_refused_at_the_cap_in_gitmem_yaml(memrepo: GitRepo, cli) -> None:
+    from gitmem.memory_writer import MemoryWriter
+
+    config = memrepo.read("gitmem.yaml").replace("\ncycle:\n", "\ncycle:\n  cost_per_day: 0.5\n", 1)
+    memrepo.commit_files({"gitmem.yaml": config.replace("  # backend: anthropic",
+                                                        "  backend: command\n  command: 'true'\n  #")}, "capped")
+    MemoryWriter(memrepo.ws()).add_log_entry(task="earlier", outcome="built", result="done", cycle=1,
+                                             evidence="tokens: input 10, output 5, cost_usd 0.75, total 15")
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md")}, "cycle 1")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    cap = line_of(memrepo.read("gitmem.yaml"), "  cost_per_day: 0.5")
+    assert located(result.err) == [("gitmem.yaml", cap, "GM750")], result.err
+    answer = json.loads(cli(["cycle", "--json"], cwd=memrepo.path).out)
+    assert [(v["path"], v["line"], v["code"]) for v in answer["violations"]] == [("gitmem.yaml", cap, "GM750")]
+
+
+def test_no_box_is_refused_at_agent_sandbox_in_gitmem_yaml(memrepo: GitRepo, cli, tmp_path, monkeypatch) -> None:
+    """`agent.sandbox: bubblewrap` and no bwrap on PATH (only git is)."""
+    from tests.support.helpers import with_command_backend
+
+    memrepo.commit_files({"gitmem.yaml": with_command_backend(memrepo.read("gitmem.yaml"), "true",
+                                                              sandbox="bubblewrap")}, "a boxed command agent")
+    only_git = tmp_path / "bin"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", str(only_git))
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    mode = line_of(memrepo.read("gitmem.yaml"), "    mode: bubblewrap")
+    assert located(result.err) == [("gitmem.yaml", mode, "GM707")], result.err
+
+
+def test_invalid_memory_is_refused_at_the_first_line_it_names(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({"gitmem.yaml": COMMAND_AGENT}, "a command agent")
+    bad = memrepo.read("LOG.md") + "\n## 2026-11-30 15:00 UTC · cycle seven · built\n- Task: t\n"
+    memrepo.commit_files({"LOG.md": bad}, "a heading committed past the hook")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    heading = line_of(bad, "## 2026-11-30 15:00 UTC · cycle seven · built")
+    assert found[0] == ("LOG.md", heading, "GM705") and ("LOG.md", heading) in [f[:2] for f in found[1:]], found
+
+
+def test_a_failed_agent_that_changed_nothing_is_reported_at_the_cycle_branch(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({"gitmem.yaml": COMMAND_AGENT.replace("'true'", "'false'")}, "an agent that fails")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.out + result.err
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    assert found == [(".git/refs/heads/main", 1, "GM710")], found
+
+
+# -- the close's refusals had `(close)` for a path: they name what they are about as the cycle's do
+
+def test_the_close_refuses_uncommitted_memory_at_its_first_file(memrepo: GitRepo, cli) -> None:
+    memrepo.append("NOW.md", "\nan unsaved line\n")
+    result = cli(["close", "--no-llm", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    assert found == [("NOW.md", 1, "GM801")], found
+    assert diagnostics(cli(["close", "--no-llm"], cwd=memrepo.path).err) == [("NOW.md", "GM801")]
+
+
+def test_the_close_refuses_a_held_lock_at_the_lock_file(memrepo: GitRepo, cli) -> None:
+    hold_the_lock(memrepo)
+    result = cli(["close", "--no-llm", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    found = [(v["path"], v["line"], v["code"]) for v in json.loads(result.out)["violations"]]
+    assert found == [(".git/gitmem/cycle.lock", 1, "GM801")], found

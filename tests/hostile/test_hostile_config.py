@@ -220,7 +220,7 @@ def test_a_legacy_config_in_head_does_not_fail_a_change_that_fixes_it(memrepo: G
     assert message.startswith("gitmem: gitmem.yaml:") and "recall.limit: must be at most 1000" in message
     memrepo.write("gitmem.yaml", good)         # the work tree's config is fine; the commit's is not
     message = one_line_error(cli(["verify", "--range", "HEAD~1..HEAD"], cwd=memrepo.path))
-    assert message.startswith("gitmem: commit ") and "gitmem.yaml:" in message and "recall.limit" in message
+    assert message.startswith("gitmem: gitmem.yaml:") and "recall.limit" in message and "(commit " in message
 
 
 def test_an_unreadable_config_in_head_does_not_block_its_fix(memrepo: GitRepo, cli) -> None:

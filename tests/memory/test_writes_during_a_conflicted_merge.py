@@ -59,3 +59,22 @@ def test_check_names_a_memory_file_git_holds_unmerged_as_unmerged_not_missing(me
     assert done.code == ExitCode.VIOLATIONS
     assert "NOW.md:1: GM904 memory file NOW.md is unmerged" in done.out, done.out
     assert "gitmem init" not in done.out and "git add" in done.out
+
+
+def test_the_refusal_is_gm723_at_the_first_conflict_marker(memrepo: GitRepo, cli) -> None:
+    """It had no code: now `NOW.md:LINE: GM723 …` at the line of git's first `<<<<<<<`, on stderr and in --json."""
+    import json
+
+    conflicted = _conflicted_now(memrepo, cli)
+    marker = conflicted.split(b"\n").index(next(line for line in conflicted.split(b"\n")
+                                                if line.startswith(b"<<<<<<<"))) + 1
+    done = cli(LOG_ADD, cwd=memrepo.path)
+    assert done.code == ExitCode.VIOLATIONS
+    assert done.err.splitlines()[1:] == [
+        f"NOW.md:{marker}: GM723 git stopped a merge on a conflict in NOW.md: a write now would land among its "
+        "conflict markers [memory-write-unmerged] (hint: resolve the conflict and `git add NOW.md` (or "
+        "`git merge --abort`), then write again)"], done.err
+    answer = json.loads(cli([*LOG_ADD, "--json"], cwd=memrepo.path).out)
+    assert (answer["code"], answer["exit_code"]) == ("GM723", 1)
+    assert [(v["path"], v["line"]) for v in answer["violations"]] == [("NOW.md", marker)]
+    assert marker > 1

@@ -42,7 +42,8 @@ def test_json_output_has_every_field(history: History, cli) -> None:
     result = cli(["recall", "heron", "--json", "--kind", "lesson"], cwd=history.root)
     assert result.code == ExitCode.OK
     data = json.loads(result.out)
-    assert set(data) == {"mode", "known", "hits"} and data["mode"] in ("bm25", "hybrid") and data["known"] is True
+    assert set(data) == {"mode", "known", "hits", "unreadable"} and data["mode"] in ("bm25", "hybrid")
+    assert data["known"] is True and data["unreadable"] == []
     hits = data["hits"]
     assert [(h["kind"], h["id"], h["path"]) for h in hits] == [("lesson", "L-0001", "LESSONS.md")]
     assert set(hits[0]) == {"kind", "id", "date", "path", "line", "snippet", "score", "workspace", "holds"}

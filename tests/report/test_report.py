@@ -84,12 +84,12 @@ def test_the_scan_agrees_with_the_full_parser(ninety: GitRepo) -> None:
 
 def test_a_late_window_reads_only_the_end_of_log(ninety: GitRepo) -> None:
     start = planted.NOW - timedelta(days=3)
-    tail = log_scan.read_log(ninety.path, "LOG.md", start, block=4096)
-    whole = log_scan.read_log(ninety.path, "LOG.md", None)
+    tail = log_scan.read_log(ninety.path, "LOG.md", start, block=4096).text
+    whole = log_scan.read_log(ninety.path, "LOG.md", None).text
     # The planted closes sealed the oldest entries (rules 6): LOG.md holds the last 200-399 of the 90 days' 720.
     assert whole.endswith(tail) and len(tail) < len(whole) // 4
     assert log_scan.scan_log(tail, start).cycles == log_scan.scan_log(whole, start).cycles
-    assert log_scan.read_log(ninety.path, "missing.md", None) == ""
+    assert log_scan.read_log(ninety.path, "missing.md", None).text == ""
 
 
 def test_malformed_or_impossible_headings_add_nothing() -> None:
