@@ -83,19 +83,11 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
         lines.append("  " + paint(f"{branch['name']} · {branch['kind']} · {branch['commits']} commit(s) · {where}",
                                   "red" if branch["only_on_this_machine"] else None) + f" — {branch['hint']}")
     invalid = data.get("invalid", [])
-    if invalid:
-        lines.append("invalid      " + paint(f"{len(invalid)} error(s) in memory as it stands: the next cycle refuses "
-                                             "to start", "red"))
-    for found in invalid:
-        lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
-                     + _fix(found))
+    lines += _diagnostics(paint, "invalid", f"{len(invalid)} error(s) in memory as it stands: the next cycle "
+                          "refuses to start", invalid)
     unreadable = data.get("unreadable", [])
-    if unreadable:
-        lines.append("unreadable   " + paint(f"{len(unreadable)} line(s) of the LOG entries shown are not UTF-8: "
-                                             "every reader shows U+FFFD there", "red"))
-    for found in unreadable:
-        lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
-                     + _fix(found))
+    lines += _diagnostics(paint, "unreadable", f"{len(unreadable)} line(s) of the LOG entries shown are not UTF-8: "
+                          "every reader shows U+FFFD there", unreadable)
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     for found in data.get("setup", []):
@@ -120,6 +112,15 @@ SCREEN = 40            # lines: one screen at any scale of history
 TEXT_MOST = 100        # characters of the agent's text (a task, a title) a line shows: it wraps over no screen
 MOST_PER_LIST = 5
 LIST_END = "\0"        # ends a list whose next line is another list under the same heading
+
+
+def _diagnostics(paint: Any, label: str, summary: str, found: list[dict[str, Any]]) -> list[str]:
+    """A section of `path:line: GMnnn` lines under its label and summary, in red; none when nothing was found."""
+    if not found:
+        return []
+    shown = [paint(f"{item['path']}:{item['line']}: {item['code']} {item['message']}", "red") + _fix(item)
+             for item in found]
+    return [f"{label:<13}" + paint(summary, "red"), *("  " + line for line in shown)]
 
 
 def _fix(found: dict[str, Any]) -> str:
