@@ -13,7 +13,7 @@
   every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
   told it has a work tree): git shows its files, which a commit would take, and in the human's checkout git
   run inside that folder would find it as a repository and run its configuration (`is_repository`).
-- A file pytest runs by its name (gitmem.agents.bytecode `collected_by_name`) that the agent made or changed in a
+- A file pytest runs by its name (gitmem.agents.bytecode `Imported`) that the agent made or changed in a
   git-ignored folder pytest collects from (`hold_runnable`): pytest reads no .gitignore, so it would run at the
   human's next `pytest`, and no diff would show it. Held, not removed: it may be the agent's honest work.
 Either is moved to `.git/gitmem/held/cycle-N/<path>` (a file pytest runs as `<path>.held`), never deleted, and

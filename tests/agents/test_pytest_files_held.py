@@ -1,4 +1,4 @@
-"""Files pytest runs by their name (gitmem.agents.bytecode `collected_by_name`): pytest reads no .gitignore, so a
+"""Files pytest runs by their name (gitmem.agents.bytecode `Imported`): pytest reads no .gitignore, so a
 `conftest.py` or `test_*.py` the agent plants in a git-ignored folder would run at the human's next `pytest`, with
 no diff to review. After the cycle the runner has held them in .git/gitmem/held/ (GM776), with the real bwrap box
 and without it; the human's real pytest then runs none of them."""
@@ -140,4 +140,46 @@ def test_files_pytest_runs_where_the_projects_own_norecursedirs_sends_it_are_hel
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
                    cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+# -- a project's own python_files, and pytest's doctest files ------------------------------------------------
+
+def _plant_by_name(marker: Path) -> str:
+    """The agent's script: in the git-ignored scratch/, a module the project's python_files names and a doctest
+    file by pytest's default glob, each leaving `marker` when pytest runs it."""
+    module = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    doctest = f">>> _ = open({str(marker)!r}, 'a').write('doctest ran\\n')\n"
+    return f'''
+os.makedirs(os.path.join(root, "scratch"), exist_ok=True)
+open(os.path.join(root, "scratch", "check_evil.py"), "w").write({module!r})
+open(os.path.join(root, "scratch", "test_notes.txt"), "w").write({doctest!r})
+'''
+
+
+@pytest.mark.parametrize("settings_file", ["setup.cfg", "pyproject.toml"])
+def test_files_pytest_runs_by_the_projects_python_files_or_as_doctests_are_held(tmp_path, memrepo: GitRepo, cli,
+                                                                              settings_file: str) -> None:
+    """A project's `python_files = check_*.py` makes pytest import `check_evil.py`, and pytest runs the `>>>` lines of
+    a `test*.txt` by default: the sweep knew pytest's default module names only, so either, planted in a git-ignored
+    folder, ran at the human's next pytest with no diff to show it."""
+    settings = {"setup.cfg": "[tool:pytest]\npython_files = check_*.py\n",
+                "pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["check_*.py"]\n'}[settings_file]
+    memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "scratch/\n", settings_file: settings},
+                         "the project's pytest settings")
+    marker = tmp_path / "pytest-ran"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    command_agent(tmp_path, memrepo, _plant_by_name(marker))
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    found = sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+    assert found == ["scratch/check_evil.py", "scratch/test_notes.txt"]
+    for path in found:
+        assert not os.path.lexists(memrepo.path / path)
+        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{said['cycle']}" / f"{path}.held"
+        assert "pytest-ran" in kept.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
+                          cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
+    assert "no tests ran" in done.stdout, done.stdout
     assert not marker.exists(), marker.read_text(encoding="utf-8")
