@@ -17,7 +17,7 @@ replaced during the cycle (a rename keeps its files' ctimes) has its every entry
 of either is removed too (it would load from outside the tree). The walk skips `.git` and the trust
 anchors (read-only in the box, reported without it) and stops at MAX_ENTRIES, which `Sweep.cut_short` says.
 
-The same walk finds the files pytest runs by their name alone (`Imported`: every `conftest.py`, a module its
+The same walk finds the files pytest runs by their name alone (`RunByName`: every `conftest.py`, a module its
 `python_files` names, by default `test_*.py` and `*_test.py`, and a doctest file, `test*.txt`, whose `>>>` lines it
 runs) made or changed during the cycle, in the folders pytest recurses into (`Recursion`): by default not `.*`,
 `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv; but a project's own settings
@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
-from gitmem.agents.pytest_settings import Settings
+from gitmem.agents.pytest_settings import PytestSettings
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
@@ -68,18 +68,18 @@ class Sweep:
     """What one look after the agent found: the cache entries it made or changed, relative to the root."""
 
     paths: list[str] = field(default_factory=list)
-    runnable: list[str] = field(default_factory=list)   # files pytest runs by name (`Imported`)
+    runnable: list[str] = field(default_factory=list)   # files pytest runs by name (`RunByName`)
     cut_short: bool = False                # the tree holds over MAX_ENTRIES entries: the rest was not looked at
 
 
-def fresh(root: Path, since_ns: int, settings: Iterable[Settings] = ()) -> Sweep:
+def fresh(root: Path, since_ns: int, settings: Iterable[PytestSettings] = ()) -> Sweep:
     """The bytecode cache entries under `root` (files or links) with a ctime at or after `since_ns`, and every
     entry of a cache directory that itself is; and (`runnable`) the files pytest runs by name with such a ctime,
     in the folders it recurses into, under its default or any of the project's pytest `settings`."""
     found = Sweep()
-    every = [Settings(), *settings]
+    every = [PytestSettings(), *settings]
     recursion = Recursion(each.norecursedirs for each in every)
-    imported = Imported(pattern for each in every for pattern in each.python_files)
+    by_name = RunByName(pattern for each in every for pattern in each.python_files)
     pending = [_Folder(str(root), "", collected=True)]
     count = 0
     while pending:
@@ -100,7 +100,7 @@ def fresh(root: Path, since_ns: int, settings: Iterable[Settings] = ()) -> Sweep
                         pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
                                                collected=folder.collected and recursion.goes_into(
                                                    name, entry.path)))
-                    elif folder.collected and imported.runs(name, entry.path):
+                    elif folder.collected and by_name.runs(name, entry.path):
                         _look_runnable(entry, folder, since_ns, found)
         except OSError:
             continue
@@ -145,7 +145,7 @@ class Recursion:
         return any(not patterns.match(name, path) for patterns in self._settings)
 
 
-class Imported:
+class RunByName:
     """The files pytest runs by their name in a folder it recurses into, under any of the `python_files` patterns
     given: every conftest.py, a module (`.py`) a pattern names, and a doctest file by the default glob."""
 
@@ -157,6 +157,13 @@ class Imported:
         if name.endswith(PYTHON_SUFFIX):
             return self._modules.match(name, path)
         return name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX)
+
+
+def may_run(name: str) -> bool:
+    """Whether pytest may run a file of this name under some settings: any module (a `python_files` pattern can
+    name any) and a doctest file by the default glob; what the runner holds where pytest may go (`.git/`, under
+    such settings) never keeps such a name (gitmem.cycle.oversize)."""
+    return name.endswith(PYTHON_SUFFIX) or (name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX))
 
 
 def _regex(patterns: Iterable[str]) -> re.Pattern[str]:

@@ -37,17 +37,17 @@ Reader = Callable[[str], bytes | None]      # a file's bytes at the top of the t
 
 
 @dataclass(frozen=True)
-class Settings:
+class PytestSettings:
     """Where pytest recurses and what it imports there: pytest's default for what a project's settings leave out."""
 
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
 
 
-KEYS = ("norecursedirs", "python_files")     # the fields of Settings, as the settings files spell them
+KEYS = ("norecursedirs", "python_files")     # the fields of PytestSettings, as the settings files spell them
 
 
-def project_settings(read: Reader) -> Settings:
+def project_settings(read: Reader) -> PytestSettings:
     """The settings the project's pytest settings file gives (files read through `read`), as pytest finds it."""
     for name, section in SETTINGS_FILES:
         data = read(name)
@@ -56,12 +56,12 @@ def project_settings(read: Reader) -> Settings:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            return Settings()                # pytest stops at it too, and fails
+            return PytestSettings()                # pytest stops at it too, and fails
         pytests, found = _from_toml(text) if name == "pyproject.toml" else _from_ini(
             text, section, always=name.endswith("pytest.ini"))
         if pytests:
-            return Settings(**found)
-    return Settings()
+            return PytestSettings(**found)
+    return PytestSettings()
 
 
 def tree_reader(root: Path) -> Reader:

@@ -1,4 +1,4 @@
-"""Files pytest runs by their name (gitmem.agents.bytecode `Imported`): pytest reads no .gitignore, so a
+"""Files pytest runs by their name (gitmem.agents.bytecode `RunByName`): pytest reads no .gitignore, so a
 `conftest.py` or `test_*.py` the agent plants in a git-ignored folder would run at the human's next `pytest`, with
 no diff to review. After the cycle the runner has held them in .git/gitmem/held/ (GM776), with the real bwrap box
 and without it; the human's real pytest then runs none of them."""
@@ -179,6 +179,51 @@ def test_files_pytest_runs_by_the_projects_python_files_or_as_doctests_are_held(
         assert not os.path.lexists(memrepo.path / path)
         kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{said['cycle']}" / f"{path}.held"
         assert "pytest-ran" in kept.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
+                          cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
+    assert "no tests ran" in done.stdout, done.stdout
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+# -- what the runner holds for other reasons, where such settings send pytest too ----------------------------
+
+def _plant_held_for_other_reasons(marker: Path) -> str:
+    """The agent's script: a test module over cycle.max_file_bytes, a repository of its own holding a conftest.py,
+    and a conftest.py at the bottom of folders nested past what libgit2 lists: each is held whole, in .git/."""
+    body = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    return f'''
+def put(rel, text={body!r}):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write(text)
+put("big/test_big.py", {body!r} + "# padding\\n" * 400)
+put("sub/conftest.py")
+subprocess.run(["git", "init", "-q", os.path.join(root, "sub")], check=True)
+put("deep/" + "d/" * 120 + "conftest.py")
+'''
+
+
+def test_what_is_held_for_its_size_nesting_or_repository_keeps_no_name_pytest_runs(tmp_path, memrepo: GitRepo,
+                                                                                   cli) -> None:
+    """A project's norecursedirs without `.*` sends pytest into .git/, where the runner kept an oversize test module,
+    a repository the agent made and a folder nested too deep under their own names: the human's next pytest
+    imported the test module and both conftest.py there."""
+    limit = memrepo.read("gitmem.yaml").replace("\ncycle:\n", "\ncycle:\n  max_file_bytes: 2048\n")
+    memrepo.commit_files({"pytest.ini": PROJECT_SETTINGS, "gitmem.yaml": limit},
+                         "the project's pytest settings, and a small file limit")
+    marker = tmp_path / "pytest-ran"
+    command_agent(tmp_path, memrepo, _plant_held_for_other_reasons(marker))
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    too_deep = "deep" + "/d" * 99            # the folder 100 levels down is held, whole
+    assert sorted((v["code"], v["path"]) for v in said["violations"] if v["code"] != "GM719") == [
+        ("GM714", "big/test_big.py"), ("GM720", "sub"), ("GM775", too_deep)]
+    held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{said['cycle']}"
+    kept = sorted(path.relative_to(held).as_posix() for path in held.rglob("*") if path.is_file()
+                  and path.name.startswith(("test_big", "conftest")))
+    assert kept == ["big/test_big.py.held", "deep" + "/d" * 120 + "/conftest.py.held", "sub/conftest.py.held"]
+    assert "is kept as <name>.held" in evidence(memrepo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
                           cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
     assert "no tests ran" in done.stdout, done.stdout

@@ -29,7 +29,7 @@ CASES = {
 def test_each_settings_file_pytest_reads(tmp_path: Path, name: str) -> None:
     text, norecursedirs, python_files = CASES[name]
     (tmp_path / name).write_text(text, encoding="utf-8")
-    assert pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path)) == pytest_settings.Settings(
+    assert pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path)) == pytest_settings.PytestSettings(
         norecursedirs, python_files)
 
 
@@ -38,7 +38,7 @@ def test_the_first_file_that_is_pytests_is_the_one() -> None:
     whatever it holds, and one without the setting leaves the default."""
     files = {"tox.ini": b"[tox]\nenvlist = py311\n", "setup.cfg": b"[tool:pytest]\nnorecursedirs = docs\n"}
     assert pytest_settings.project_settings(files.get).norecursedirs == ("docs",)
-    assert pytest_settings.project_settings({"pytest.ini": b"", **files}.get) == pytest_settings.Settings()
+    assert pytest_settings.project_settings({"pytest.ini": b"", **files}.get) == pytest_settings.PytestSettings()
     assert pytest_settings.project_settings({"pyproject.toml": b"[tool.black]\n", **files}.get).norecursedirs == (
         "docs",)
 
@@ -50,7 +50,7 @@ def test_a_link_or_a_fifo_in_place_of_the_settings_is_no_settings_file(tmp_path:
     tree.mkdir()
     (tree / "pytest.ini").symlink_to(outside)
     os.mkfifo(tree / "tox.ini")
-    assert pytest_settings.project_settings(pytest_settings.tree_reader(tree)) == pytest_settings.Settings()
+    assert pytest_settings.project_settings(pytest_settings.tree_reader(tree)) == pytest_settings.PytestSettings()
 
 
 def test_the_sweep_goes_where_pytest_goes_under_the_projects_settings(tmp_path: Path) -> None:
