@@ -202,7 +202,8 @@ class CycleGuard:
         for change in changes:
             if change.aside is None:
                 continue
-            name = change.label.replace("~", "home").strip("/").replace("/", "__")
+            # named as held files are: `.git/gitmem/evil_test.py`'s copy would be a module pytest imports
+            name = oversize.inert_name(change.label.replace("~", "home").strip("/").replace("/", "__"))
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / name).write_bytes(change.aside)

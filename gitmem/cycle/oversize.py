@@ -204,13 +204,17 @@ def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> 
 
 
 def _held_place(ws: Workspace, cycle: int, rel: str, *, runnable: bool) -> Path:
-    """Where the runner keeps `rel`, a free name under `.git/gitmem/held/cycle-N/` (its folder made): `<rel>.held`
-    for a file pytest may run by its name (`runnable`, and `may_run`), so that pytest never runs it there."""
+    """Where the runner keeps `rel`, a free name under `.git/gitmem/held/cycle-N/` (its folder made), by its
+    `inert_name` for a file (`runnable`)."""
     target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    if runnable and may_run(target.name):
-        target = target.with_name(f"{target.name}{INERT_RUNNABLE}")
-    return _free_name(target)
+    return _free_name(target.with_name(inert_name(target.name)) if runnable else target)
+
+
+def inert_name(name: str) -> str:
+    """The name the runner keeps a file by in `.git/gitmem/`: `<name>.held` where pytest may run `name` (`may_run`),
+    since a project's settings may send pytest there; any other name as it is."""
+    return f"{name}{INERT_RUNNABLE}" if may_run(name) else name
 
 
 def disarm_runnable(top: Path) -> bool:
@@ -225,7 +229,7 @@ def disarm_runnable(top: Path) -> bool:
                 os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) | stat.S_IRWXU)
         for name in runnable:
             try:
-                os.rename(os.path.join(folder, name), _free_name(Path(folder, f"{name}{INERT_RUNNABLE}")))
+                os.rename(os.path.join(folder, name), _free_name(Path(folder, inert_name(name))))
             except OSError:
                 continue          # kept as it is, never lost
             renamed = True

@@ -14,7 +14,7 @@ import pytest
 
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, with_command_backend
 from tests.support.hostile import command_agent, evidence, no_traceback
 from tests.support.nobody import bwrap_works
 
@@ -227,4 +227,50 @@ def test_what_is_held_for_its_size_nesting_or_repository_keeps_no_name_pytest_ru
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
                           cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
     assert "no tests ran" in done.stdout, done.stdout
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+# -- .git/gitmem, which the box leaves writable ------------------------------------------------------------------
+
+IMPORTLIB_SETTINGS = "[pytest]\nnorecursedirs = docs\naddopts = --import-mode=importlib\n"
+SH_PLANTER = """#!/bin/sh
+cat > /dev/null
+mkdir -p .git/gitmem/deep
+for rel in conftest.py deep/conftest.py evil_test.py; do
+  printf 'open("%s", "a").write(__file__ + "\\\\n")\\n' "$MARKER" > ".git/gitmem/$rel"
+done
+gitmem log add --task "sh planter" --outcome built --result "planted in .git/gitmem"
+gitmem now add --did "sh planter" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_files_pytest_runs_that_a_boxed_agent_plants_in_the_git_directorys_gitmem_folder_run_nothing(
+        memrepo: GitRepo, tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The box leaves `.git/gitmem` writable, and a project's norecursedirs without `.*` sends pytest into `.git/`:
+    what the agent plants there the runner removes as it puts `.git/gitmem` back (it did), but the copy it keeps of
+    the agent's version for the human to read was a module pytest imports: `.git__gitmem__evil_test.py` matches
+    `*_test.py`, and pytest's importlib mode (a common addopts) ran it."""
+    memrepo.commit_files({"pytest.ini": IMPORTLIB_SETTINGS}, "the project's pytest settings")
+    script = tmp_path / "planter.sh"
+    script.write_text(SH_PLANTER, encoding="utf-8")
+    script.chmod(0o755)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(script), sandbox="bubblewrap").replace(
+        "  pass_env:\n    - ANTHROPIC_API_KEY\n", "  pass_env:\n    - MARKER\n")
+    memrepo.commit_files({"gitmem.yaml": text}, "a shell agent that plants")
+    marker = tmp_path / "pytest-ran"
+    monkeypatch.setenv("MARKER", str(marker))
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert "Task: sh planter" in memrepo.read("LOG.md")
+    state = memrepo.path / ".git" / "gitmem"
+    assert not [path for path in ("conftest.py", "deep/conftest.py", "evil_test.py") if (state / path).exists()]
+    kept = sorted(path.name for path in (state / "guard").rglob("*") if path.is_file())
+    assert kept == [".git__gitmem__conftest.py.held", ".git__gitmem__evil_test.py.held"]     # (deep/: removed whole)
+    assert "pytest-ran" in (state / "guard" / "cycle-1" / ".git__gitmem__evil_test.py.held").read_text(
+        encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
+                   cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
     assert not marker.exists(), marker.read_text(encoding="utf-8")
