@@ -22,13 +22,15 @@ The same walk finds the files pytest runs by their name alone (`RunByName`: ever
 runs) made or changed during the cycle, in the folders pytest recurses into (`Recursion`): by default not `.*`,
 `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv; but a project's own settings
 (gitmem.agents.pytest_settings) replace either list: `norecursedirs = docs` sends pytest into `build/` too, and
-`python_files = check_*.py` makes it import `check_evil.py`. A folder is looked into, and a file taken, where pytest
-would under its default or under any settings the caller names (the project's before the agent and after it, which
-the agent may have rewritten): never less than the default. pytest reads no .gitignore, so one
-the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the human's next `pytest` with no diff to
-review. They are no caches: the runner holds the git-ignored ones (gitmem.cycle.oversize `hold_runnable`, GM776)
-where the human can read them, and the diff shows the rest. Python's own startup files (`sitecustomize.py`,
-`usercustomize.py`, `*.pth`) run only from an interpreter's site folders: the venvs, which are trust anchors.
+`python_files = check_*.py` makes it import `check_evil.py`; `testpaths` starts it in a folder whatever
+norecursedirs says (a virtualenv too), on a file whatever its name, and runs the conftest.py of each folder on the
+way. A folder is looked into, and a file taken, where pytest would under its default or under any settings the
+caller names (the project's before the agent and after it, which the agent may have rewritten): never less than the
+default. pytest reads no .gitignore, so one the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the
+human's next `pytest` with no diff to review. They are no caches: the runner holds the git-ignored ones
+(gitmem.cycle.oversize `hold_runnable`, GM776) where the human can read them, and the diff shows the rest. Python's
+own startup files (`sitecustomize.py`, `usercustomize.py`, `*.pth`) run only from an interpreter's site folders: the
+venvs, which are trust anchors.
 
 Not here, on purpose: `node_modules` (the agent may rightly install packages, whose install scripts run
 anyway; what the human runs from it is the project's own), direnv's `.envrc` (run only after `direnv allow`
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
-from gitmem.agents.pytest_settings import PytestSettings
+from gitmem.agents.pytest_settings import PytestSettings, StartPaths
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
@@ -59,6 +61,7 @@ SKIPPED = (".git", *IGNORED_TOOL_DIRS)         # names skipped at the top of the
 PYTEST_CONFTEST = "conftest.py"
 PYTHON_SUFFIX = ".py"
 DOCTEST_PREFIX, DOCTEST_SUFFIX = "test", ".txt"        # `test*.txt`
+STARTED_SUFFIXES = (PYTHON_SUFFIX, ".txt", ".rst")     # a file pytest is started on: a module, or doctests
 VENV_MARK = "pyvenv.cfg"
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
@@ -80,7 +83,8 @@ def fresh(root: Path, since_ns: int, settings: Iterable[PytestSettings] = ()) ->
     every = [PytestSettings(), *settings]
     recursion = Recursion(each.norecursedirs for each in every)
     by_name = RunByName(pattern for each in every for pattern in each.python_files)
-    pending = [_Folder(str(root), "", collected=True)]
+    start = StartPaths(path for each in every for path in each.testpaths)
+    pending = [_Folder(str(root), "", collected=True, on_way=bool(start))]
     count = 0
     while pending:
         folder = pending.pop()
@@ -97,15 +101,23 @@ def fresh(root: Path, since_ns: int, settings: Iterable[PytestSettings] = ()) ->
                     if folder.cache or name == PYCACHE or name.endswith(SUFFIXES) or name in CACHE_NAMES:
                         _look(entry, folder, since_ns, found, pending)
                     elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
-                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
-                                               collected=folder.collected and recursion.goes_into(
-                                                   name, entry.path)))
-                    elif folder.collected and by_name.runs(name, entry.path):
+                        on_way = folder.on_way and start.leads_to(f"{folder.rel}{name}")
+                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/", on_way=on_way, collected=(
+                            folder.collected and recursion.goes_into(name, entry.path)) or (
+                            on_way and start.names(f"{folder.rel}{name}"))))
+                    elif folder.collected and by_name.runs(name, entry.path) or folder.on_way and _started(
+                            start, name, f"{folder.rel}{name}"):
                         _look_runnable(entry, folder, since_ns, found)
         except OSError:
             continue
-    found.runnable = _outside_venvs(root, found.runnable)
+    found.runnable = _outside_venvs(root, found.runnable, start)
     return found
+
+
+def _started(start: StartPaths, name: str, rel: str) -> bool:
+    """Whether pytest runs the file `rel` (named `name`) as `testpaths` leads it there: the conftest.py of each
+    folder on the way, and a file it names, whatever its name, that pytest runs when started on it."""
+    return name == PYTEST_CONFTEST or (name.endswith(STARTED_SUFFIXES) and start.names(rel))
 
 
 @dataclass(frozen=True)
@@ -114,7 +126,8 @@ class _Folder:
     rel: str                   # relative to the root, with a trailing `/`; "" for the root
     cache: bool = False        # inside a cache directory: every entry is a cache
     renewed: bool = False      # inside one made or replaced during the cycle: every entry counts as changed
-    collected: bool = False    # a folder pytest recurses into (`collects_into`), and each above it
+    collected: bool = False    # a folder pytest recurses into (`Recursion`), and each above it, or `testpaths` names
+    on_way: bool = False       # a folder on the way to what `testpaths` names (`StartPaths`), or one it names
 
 
 class Patterns:
@@ -172,16 +185,18 @@ def _regex(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts) if parts else "(?!)")
 
 
-def _outside_venvs(root: Path, paths: list[str]) -> list[str]:
-    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into:
-    looked up for what the walk found only, each folder once, not for every folder of the tree."""
+def _outside_venvs(root: Path, paths: list[str], start: StartPaths) -> list[str]:
+    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into
+    unless `testpaths` leads it there: looked up for what the walk found only, each folder once, not for every
+    folder of the tree."""
     venv: dict[str, bool] = {}
 
     def inside(folder: str) -> bool:
         if not folder:
             return False
         if folder not in venv:
-            venv[folder] = os.path.isfile(os.path.join(root, folder, VENV_MARK)) or inside(os.path.dirname(folder))
+            venv[folder] = (os.path.isfile(os.path.join(root, folder, VENV_MARK)) and not (
+                start and start.leads_to(folder))) or inside(os.path.dirname(folder))
         return venv[folder]
 
     return [rel for rel in paths if not inside(os.path.dirname(rel))]

@@ -8,8 +8,11 @@ list whole: `norecursedirs = docs` sends pytest into `build/`, `dist/`, `node_mo
 which the default keeps it out of (a virtualenv stays out either way). A `python_files` there replaces the default
 `test_*.py *_test.py` the same way: `python_files = check_*.py` makes pytest import `check_evil.py`. What the runner's
 look after the agent (gitmem.agents.bytecode) must know of, for a `conftest.py` planted in a git-ignored `build/`,
-or a `check_evil.py` anywhere pytest goes, then runs at the human's next `pytest`. The other settings import no
-other file: `python_classes` and `python_functions` choose what is collected inside a module pytest imports anyway.
+or a `check_evil.py` anywhere pytest goes, then runs at the human's next `pytest`. A `testpaths` names where
+pytest starts when run at the top with no argument (`StartPaths`): such a folder is collected whatever
+`norecursedirs` says (a virtualenv too), such a file imported whatever its name, and the conftest.py of each folder
+on the way to one runs. The other settings import no other file: `python_classes` and `python_functions` choose
+what is collected inside a module pytest imports anyway.
 
 Read bounded (MAX_BYTES), never through a link out of the tree nor from a FIFO (gitmem.confined); a file that is
 not pytest's, or that pytest could not parse either, gives nothing.
@@ -17,8 +20,10 @@ not pytest's, or that pytest could not parse either, gives nothing.
 from __future__ import annotations
 
 import configparser
+import fnmatch
+import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +47,10 @@ class PytestSettings:
 
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
+    testpaths: tuple[str, ...] = ()
 
 
-KEYS = ("norecursedirs", "python_files")     # the fields of PytestSettings, as the settings files spell them
+KEYS = ("norecursedirs", "python_files", "testpaths")     # the fields of PytestSettings, as the files spell them
 
 
 def project_settings(read: Reader) -> PytestSettings:
@@ -124,3 +130,54 @@ def _words(value: str) -> tuple[str, ...]:
         return tuple(shlex.split(value))
     except ValueError:
         return tuple(value.split())
+
+
+class StartPaths:
+    """The paths `testpaths` patterns name, as pytest expands them (`glob`, `**` recursive, from the top of the
+    tree; one outside it is no path of the tree's). Matched per name, iteratively (an agent's tree may nest a
+    thousand folders); a dot name a `*` would skip in glob is matched too, never fewer."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self._patterns = [tuple(part for part in pattern.split("/") if part not in ("", "."))
+                          for pattern in dict.fromkeys(patterns) if not os.path.isabs(pattern) and ".." not in
+                          pattern.split("/")]
+
+    def __bool__(self) -> bool:
+        return bool(self._patterns)
+
+    def names(self, rel: str) -> bool:
+        """Whether a pattern names the path `rel` (from the top, no trailing `/`)."""
+        parts = rel.split("/")
+        return any(len(pattern) in _reached(pattern, parts) for pattern in self._patterns)
+
+    def leads_to(self, rel: str) -> bool:
+        """Whether `rel` is a path a pattern names or a folder on the way to one."""
+        parts = rel.split("/")
+        return any(_reached(pattern, parts) for pattern in self._patterns)
+
+
+def _reached(pattern: tuple[str, ...], parts: list[str]) -> set[int]:
+    """How many parts of `pattern` the path `parts` can have matched, each way it can (`**` takes any number)."""
+    states = _past_globstars(pattern, {0})
+    for part in parts:
+        following = set()
+        for at in states:
+            if at < len(pattern) and pattern[at] == "**":
+                following.add(at)
+            elif at < len(pattern) and fnmatch.fnmatchcase(part, pattern[at]):
+                following.add(at + 1)
+        states = _past_globstars(pattern, following)
+        if not states:
+            break
+    return states
+
+
+def _past_globstars(pattern: tuple[str, ...], states: set[int]) -> set[int]:
+    """`states`, and past each `**` they stand at (it may take no part at all)."""
+    found, pending = set(states), list(states)
+    while pending:
+        at = pending.pop()
+        if at < len(pattern) and pattern[at] == "**" and at + 1 not in found:
+            found.add(at + 1)
+            pending.append(at + 1)
+    return found

@@ -274,3 +274,27 @@ def test_files_pytest_runs_that_a_boxed_agent_plants_in_the_git_directorys_gitme
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(memrepo.path)],
                    cwd=memrepo.path, env=env, capture_output=True, text=True, timeout=120)
     assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+def test_files_pytest_runs_where_the_projects_testpaths_start_it_are_held(tmp_path, memrepo: GitRepo, cli) -> None:
+    """`testpaths = build/gen` starts pytest in a git-ignored build/ that pytest's default norecursedirs leaves out:
+    the conftest.py the agent planted on the way and the module it planted there ran at the human's next pytest."""
+    memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "build/\n",
+                          "pytest.ini": "[pytest]\ntestpaths = build/gen\n"}, "the project's pytest settings")
+    marker = tmp_path / "pytest-ran"
+    body = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    command_agent(tmp_path, memrepo, f'''
+for rel in ("build/conftest.py", "build/gen/generated.py"):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write({body!r})
+open(os.path.join(root, "pytest.ini"), "w").write("[pytest]\\ntestpaths = build/gen/generated.py\\n")
+''')
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    assert sorted(v["path"] for v in said["violations"] if v["code"] == "GM776") == [
+        "build/conftest.py", "build/gen/generated.py"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=memrepo.path, env=env,
+                   capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")

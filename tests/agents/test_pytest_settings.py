@@ -96,3 +96,26 @@ def test_the_sweep_takes_the_files_pytest_imports_under_the_projects_python_file
     settings = pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path))
     # what pytest imports, and what the default imports besides (never less than before)
     assert set(bytecode.fresh(tmp_path, 0, [settings]).runnable) == pytests | {"test_default.py"}
+
+
+def test_the_sweep_takes_what_pytest_runs_where_the_projects_testpaths_start_it(tmp_path: Path) -> None:
+    """`testpaths` names where pytest starts: such a folder is collected whatever norecursedirs says (`build/`, a
+    virtualenv), such a file is imported or run whatever its name, and the conftest.py of each folder on the way
+    runs. The sweep, knowing norecursedirs and python_files only, looked into none of them."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = build/gen venv* tests/check.py doc/**/*.txt\n",
+                                         encoding="utf-8")
+    test = "def test_x():\n    pass\n"
+    ran = tmp_path / "conftest-ran"
+    files = {"build/conftest.py": f"open({str(ran)!r}, 'a').write('build')\n", "build/gen/test_gen.py": test,
+             "build/other/test_other.py": test, "venvx/pyvenv.cfg": "home = /usr/bin\n", "venvx/test_venv.py": test,
+             "tests/check.py": test, "tests/test_unnamed.py": test, "doc/a/notes.txt": ">>> 1 + 1\n2\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    pytests = _collected(tmp_path)
+    assert pytests == {"build/gen/test_gen.py", "venvx/test_venv.py", "tests/check.py", "doc/a/notes.txt"}
+    assert ran.read_text(encoding="utf-8") == "build"          # on the way to build/gen
+    settings = pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path))
+    # what pytest runs, and what the default runs besides (never less than before)
+    assert set(bytecode.fresh(tmp_path, 0, [settings]).runnable) == pytests | {"build/conftest.py",
+                                                                               "tests/test_unnamed.py"}
