@@ -188,16 +188,20 @@ def _regex(patterns: Iterable[str]) -> re.Pattern[str]:
 def _outside_venvs(root: Path, paths: list[str], start: StartPaths) -> list[str]:
     """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into
     unless `testpaths` leads it there: looked up for what the walk found only, each folder once, not for every
-    folder of the tree."""
-    venv: dict[str, bool] = {}
+    folder of the tree; from the top down, without recursion (a file may lie a thousand folders deep)."""
+    venv: dict[str, bool] = {"": False}
 
     def inside(folder: str) -> bool:
-        if not folder:
-            return False
-        if folder not in venv:
-            venv[folder] = (os.path.isfile(os.path.join(root, folder, VENV_MARK)) and not (
-                start and start.leads_to(folder))) or inside(os.path.dirname(folder))
-        return venv[folder]
+        below = []
+        while folder not in venv:
+            below.append(folder)
+            folder = os.path.dirname(folder)
+        found = venv[folder]
+        for each in reversed(below):
+            found = found or (os.path.isfile(os.path.join(root, each, VENV_MARK)) and not (
+                start and start.leads_to(each)))
+            venv[each] = found
+        return found
 
     return [rel for rel in paths if not inside(os.path.dirname(rel))]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents import bytecode, pytest_settings
+from gitmem.confined.walk import remove_tree
 
 CASES = {
     "pytest.ini": ("[pytest]\nnorecursedirs = docs\n    legacy*\npython_files = check_*.py\n",
@@ -119,3 +120,17 @@ def test_the_sweep_takes_what_pytest_runs_where_the_projects_testpaths_start_it(
     # what pytest runs, and what the default runs besides (never less than before)
     assert set(bytecode.fresh(tmp_path, 0, [settings]).runnable) == pytests | {"build/conftest.py",
                                                                                "tests/test_unnamed.py"}
+
+
+def test_a_file_pytest_runs_a_thousand_folders_down_is_found(tmp_path: Path) -> None:
+    """The look whether it lies in a virtualenv went up one call a folder: a conftest.py the agent planted 1,100
+    folders down ended the sweep, and the cycle, in a RecursionError."""
+    bottom = tmp_path
+    for _ in range(1100):                  # (os.makedirs recurses too)
+        bottom = bottom / "d"
+        bottom.mkdir()
+    (bottom / "conftest.py").write_text("", encoding="utf-8")
+    try:
+        assert bytecode.fresh(tmp_path, 0).runnable == ["d/" * 1100 + "conftest.py"]
+    finally:
+        remove_tree(tmp_path / "d")        # pytest's own clean-up of old temp folders recurses
