@@ -137,9 +137,9 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         target = _held_place(ws, cycle, rel, runnable=not stat.S_ISDIR(found.st_mode))
         if repository and not os.path.lexists(full / ".git"):     # the folder is the git directory
             target.mkdir()
-            shutil.move(str(full), str(target / INERT_GIT))
+            _move(str(full), str(target / INERT_GIT))
         else:
-            shutil.move(str(full), str(target))
+            _move(str(full), str(target))
         renamed = disarm_runnable(target) or (may_run(full.name) and not stat.S_ISDIR(found.st_mode))
         if repository:
             disarm_nested_repos(target)
@@ -166,7 +166,7 @@ def hold_runnable(ws: Workspace, paths: Iterable[str], cycle: int) -> list[Held]
         if not os.path.lexists(full):
             continue
         target = _held_place(ws, cycle, rel, runnable=True)
-        shutil.move(str(full), str(target))
+        _move(str(full), str(target))
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         held.append(Held(quoted_path(rel), 0, quoted_path(kept.as_posix()), masked=scrub_held(target, INERT_GIT),
                          runnable=True))
@@ -193,7 +193,7 @@ def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> 
                 keep.append(name)
                 continue
             target = _held_place(ws, cycle, child, runnable=False)
-            shutil.move(os.path.join(folder, name), str(target))
+            _move(os.path.join(folder, name), str(target))
             renamed = disarm_runnable(target)
             _remove_empty_parents(folder, top)
             kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
@@ -234,6 +234,21 @@ def disarm_runnable(top: Path) -> bool:
                 continue          # kept as it is, never lost
             renamed = True
     return renamed
+
+
+def _move(source: str, target: str) -> None:
+    """`shutil.move`, from a folder the agent may have made read-only: opened to its owner for the move, its mode
+    put back after (else the move failed, the cycle with it, and its salvage left the file where it was)."""
+    folder = os.path.dirname(source)
+    if os.access(folder, os.W_OK | os.X_OK):
+        shutil.move(source, target)
+        return
+    mode = stat.S_IMODE(os.lstat(folder).st_mode)
+    os.chmod(folder, mode | stat.S_IRWXU)
+    try:
+        shutil.move(source, target)
+    finally:
+        os.chmod(folder, mode)
 
 
 def _free_name(path: Path) -> Path:

@@ -14,9 +14,9 @@ import pytest
 
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo, with_command_backend
+from tests.support.helpers import GitRepo, make_repo, with_command_backend
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import bwrap_works
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_env, nobody_place, runs_nobodys_venv
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)")
@@ -298,3 +298,32 @@ open(os.path.join(root, "pytest.ini"), "w").write("[pytest]\\ntestpaths = build/
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=memrepo.path, env=env,
                    capture_output=True, text=True, timeout=120)
     assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+# -- a folder the agent makes read-only ------------------------------------------------------------------------
+
+MEMORY_BY_PATH = """
+for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+             ["gitmem", "now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+    subprocess.run(argv, check=True, cwd=root)
+"""      # the memory writes of an agent that cannot run this test's own gitmem: the one on PATH
+
+
+@needs_bwrap
+def test_a_file_pytest_runs_in_a_folder_the_agent_made_read_only_is_held_too(git_env: None) -> None:
+    """As an unprivileged runner (no mode stops root): the agent plants scratch/conftest.py and makes scratch/
+    read-only, so moving the file out failed (Permission denied) and the cycle ended in a traceback."""
+    with nobody_place("gitmem-pytest-held-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        repo.commit_files({".gitignore": repo.read(".gitignore") + "scratch/\n"}, "ignore the scratch folder")
+        plant = ('os.makedirs(os.path.join(root, "scratch"))\n'
+                 'open(os.path.join(root, "scratch", "conftest.py"), "w").write("raise SystemExit(3)\\n")\n'
+                 'os.chmod(os.path.join(root, "scratch"), 0o555)\n')
+        command_agent(place, repo, plant + MEMORY_BY_PATH, write_memory=False, sandbox="bubblewrap")
+        runs_nobodys_venv(repo, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=nobody_env(place, bin_dir))
+        assert done.returncode == ExitCode.OK, done.stderr
+        said = json.loads(done.stdout)
+        assert [v["path"] for v in said["violations"] if v["code"] == "GM776"] == ["scratch/conftest.py"]
+        assert not os.path.lexists(repo.path / "scratch" / "conftest.py")
+        assert (repo.path / "scratch").stat().st_mode & 0o777 == 0o555        # the agent's mode, as it left it
