@@ -165,7 +165,8 @@ def hold_runnable(ws: Workspace, paths: Iterable[str], cycle: int) -> list[Held]
         full = ws.root / rel
         if not os.path.lexists(full):
             continue
-        target = _held_place(ws, cycle, rel, runnable=True)
+        # always `.held`: pytest runs it by name, or as `testpaths` names it (a doctest `notes.rst` too)
+        target = _held_place(ws, cycle, f"{rel}{INERT_RUNNABLE}", runnable=False)
         _move(str(full), str(target))
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         held.append(Held(quoted_path(rel), 0, quoted_path(kept.as_posix()), masked=scrub_held(target, INERT_GIT),

@@ -287,13 +287,17 @@ def test_files_pytest_runs_where_the_projects_testpaths_start_it_are_held(tmp_pa
 for rel in ("build/conftest.py", "build/gen/generated.py"):
     os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
     open(os.path.join(root, rel), "w").write({body!r})
-open(os.path.join(root, "pytest.ini"), "w").write("[pytest]\\ntestpaths = build/gen/generated.py\\n")
+open(os.path.join(root, "build", "notes.rst"), "w").write(">>> _ = open({str(marker)!r}, 'a').write('doctest')\\n")
+open(os.path.join(root, "pytest.ini"), "w").write("[pytest]\\ntestpaths = build/gen/generated.py build/notes.rst\\n")
 ''')
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     said = json.loads(result.out)
     assert sorted(v["path"] for v in said["violations"] if v["code"] == "GM776") == [
-        "build/conftest.py", "build/gen/generated.py"]
+        "build/conftest.py", "build/gen/generated.py", "build/notes.rst"]
+    held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{said['cycle']}" / "build"
+    assert sorted(path.name for path in held.rglob("*") if path.is_file()) == [
+        "conftest.py.held", "generated.py.held", "notes.rst.held"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=memrepo.path, env=env,
                    capture_output=True, text=True, timeout=120)
