@@ -82,7 +82,9 @@ def fresh(root: Path, since_ns: int, settings: Iterable[PytestSettings] = ()) ->
     found = Sweep()
     every = [PytestSettings(), *settings]
     recursion = Recursion(each.norecursedirs for each in every)
-    by_name = RunByName(pattern for each in every for pattern in each.python_files)
+    by_name = RunByName((pattern for each in every for pattern in each.python_files),
+                        every_module=any(each.doctest_modules for each in every),
+                        doctests=(pattern for each in every for pattern in each.doctest_globs))
     start = StartPaths(path for each in every for path in each.testpaths)
     pending = [_Folder(str(root), "", collected=True, on_way=bool(start))]
     count = 0
@@ -160,16 +162,21 @@ class Recursion:
 
 class RunByName:
     """The files pytest runs by their name in a folder it recurses into, under any of the `python_files` patterns
-    given: every conftest.py, a module (`.py`) a pattern names, and a doctest file by the default glob."""
+    given: every conftest.py, a module (`.py`) a pattern names (any, with `--doctest-modules`), and a doctest file
+    by the default glob or one `--doctest-glob` gives."""
 
-    def __init__(self, python_files: Iterable[str]) -> None:
-        self._modules = Patterns(dict.fromkeys((PYTEST_CONFTEST, *python_files)))
+    def __init__(self, python_files: Iterable[str], *, every_module: bool = False,
+                 doctests: Iterable[str] = ()) -> None:
+        self._modules = Patterns(dict.fromkeys((PYTEST_CONFTEST, *python_files, *(["*.py"] if every_module else []))))
+        globs = list(dict.fromkeys(doctests))
+        self._doctests = Patterns(globs) if globs else None
 
     def runs(self, name: str, path: str) -> bool:
         """Whether pytest runs the file `name` at the absolute `path`."""
         if name.endswith(PYTHON_SUFFIX):
             return self._modules.match(name, path)
-        return name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX)
+        return (name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX)) or (
+            self._doctests is not None and self._doctests.match(name, path))
 
 
 def may_run(name: str) -> bool:

@@ -11,7 +11,9 @@ look after the agent (gitmem.agents.bytecode) must know of, for a `conftest.py` 
 or a `check_evil.py` anywhere pytest goes, then runs at the human's next `pytest`. A `testpaths` names where
 pytest starts when run at the top with no argument (`StartPaths`): such a folder is collected whatever
 `norecursedirs` says (a virtualenv too), such a file imported whatever its name, and the conftest.py of each folder
-on the way to one runs. The other settings import no other file: `python_classes` and `python_functions` choose
+on the way to one runs. An `addopts` is read as pytest's command line: `-o`/`--override-ini` of those settings,
+`--doctest-modules` (every module it finds imported) and `--doctest-glob` (more doctest files run). The other
+settings import no other file: `python_classes` and `python_functions` choose
 what is collected inside a module pytest imports anyway.
 
 Read bounded (MAX_BYTES), never through a link out of the tree nor from a FIFO (gitmem.confined); a file that is
@@ -48,9 +50,12 @@ class PytestSettings:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     python_files: tuple[str, ...] = DEFAULT_PYTHON_FILES
     testpaths: tuple[str, ...] = ()
+    doctest_modules: bool = False          # `--doctest-modules` in addopts: pytest imports every module it finds
+    doctest_globs: tuple[str, ...] = ()    # `--doctest-glob` in addopts: more doctest files it runs
 
 
-KEYS = ("norecursedirs", "python_files", "testpaths")     # the fields of PytestSettings, as the files spell them
+PATHS_KEYS = ("norecursedirs", "python_files", "testpaths")     # settings of PytestSettings, as the files spell them
+KEYS = (*PATHS_KEYS, "addopts")      # what is read: addopts may set or override them
 
 
 def project_settings(read: Reader) -> PytestSettings:
@@ -66,8 +71,29 @@ def project_settings(read: Reader) -> PytestSettings:
         pytests, found = _from_toml(text) if name == "pyproject.toml" else _from_ini(
             text, section, always=name.endswith("pytest.ini"))
         if pytests:
-            return PytestSettings(**found)
+            return _with_addopts(found)
     return PytestSettings()
+
+
+def _with_addopts(found: dict[str, tuple[str, ...]]) -> PytestSettings:
+    """The settings a file gives, with what its `addopts` adds to them as pytest's command line would:
+    `-o`/`--override-ini` of one of PATHS_KEYS, `--doctest-modules` and `--doctest-glob`."""
+    values = {key: found[key] for key in PATHS_KEYS if key in found}
+    modules, globs = False, []
+    words = found.get("addopts", ())
+    for at, word in enumerate(words):
+        following = words[at + 1] if at + 1 < len(words) else ""
+        if word == "--doctest-modules":
+            modules = True
+        elif word in ("--doctest-glob", "-o", "--override-ini"):
+            word = f"{word}={following}" if word != "-o" else f"-o{following}"
+        if word.startswith("--doctest-glob="):
+            globs.append(word.partition("=")[2])
+        elif word.startswith(("-o", "--override-ini=")):
+            key, _, setting = word.removeprefix("--override-ini=").removeprefix("-o").partition("=")
+            if key in PATHS_KEYS:
+                values[key] = _words(setting)
+    return PytestSettings(**values, doctest_modules=modules, doctest_globs=tuple(globs))
 
 
 def tree_reader(root: Path) -> Reader:

@@ -134,3 +134,18 @@ def test_a_file_pytest_runs_a_thousand_folders_down_is_found(tmp_path: Path) -> 
         assert bytecode.fresh(tmp_path, 0).runnable == ["d/" * 1100 + "conftest.py"]
     finally:
         remove_tree(tmp_path / "d")        # pytest's own clean-up of old temp folders recurses
+
+
+@pytest.mark.parametrize("addopts", ["--doctest-modules", "-o python_files=*.py", "--override-ini=python_files=*.py",
+                                     "--doctest-glob=*.md"])
+def test_the_sweep_takes_what_pytest_runs_by_the_projects_addopts(tmp_path: Path, addopts: str) -> None:
+    """`addopts` is pytest's command line: `--doctest-modules` makes it import every module it finds, `-o` overrides
+    python_files, `--doctest-glob` runs the `>>>` lines of more files; the sweep read none of it."""
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n", encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "helper.py").write_text('"""\n>>> 1\n1\n"""\ndef test_x():\n    pass\n', encoding="utf-8")
+    (tmp_path / "pkg" / "notes.md").write_text(">>> 1 + 1\n2\n", encoding="utf-8")
+    pytests = _collected(tmp_path)
+    assert pytests == ({"pkg/notes.md"} if "glob" in addopts else {"pkg/helper.py"})
+    settings = pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path))
+    assert set(bytecode.fresh(tmp_path, 0, [settings]).runnable) == pytests
