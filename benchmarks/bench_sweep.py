@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents import bytecode
+from gitmem.agents.pytest_settings import PytestSettings
 
 FOLDERS = 3_000
 FILES = 20
@@ -37,4 +38,19 @@ def test_sweep_of_an_untouched_tree(benchmark, tree: Path) -> None:
     found = benchmark(bytecode.fresh, tree, since)
     if benchmark.stats is not None:          # None when the smoke test runs it with --benchmark-disable
         print(f"\n{FOLDERS * (FILES + 1) + 30:,} entries: {benchmark.stats.stats.median * 1000:.1f} ms CPU (median)")
+    assert found.paths == [] and found.runnable == [] and not found.cut_short
+
+
+# A project's own pytest settings: a norecursedirs of its own, a python_files with a path pattern, and testpaths.
+SETTINGS = PytestSettings(norecursedirs=("docs",), python_files=("check_*.py", "lib/*.py"),
+                          testpaths=("pkg1", "pkg2/**"))
+
+
+@pytest.mark.benchmark(group="cycle: the sweep after the agent, 63k entries, nothing planted, the project's pytest "
+                             "settings", timer=time.process_time)
+def test_sweep_under_a_projects_pytest_settings(benchmark, tree: Path) -> None:
+    since = time.time_ns()
+    found = benchmark(bytecode.fresh, tree, since, [SETTINGS, SETTINGS])       # the start commit's and the tree's
+    if benchmark.stats is not None:
+        print(f"\nunder the project's settings: {benchmark.stats.stats.median * 1000:.1f} ms CPU (median)")
     assert found.paths == [] and found.runnable == [] and not found.cut_short

@@ -504,7 +504,8 @@ CYCLE_PATH_HELD = _code(
     "cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
 CYCLE_RUNNABLE_HELD = _code(
     "GM776", "cycle-runnable-held",
-    "a file pytest runs by its name (`conftest.py`, `test_*.py`, `*_test.py`) that the agent made or changed in a "
+    "a file pytest runs by its name (`conftest.py`, a module `python_files` names, `test*.txt`) that the agent "
+    "made or changed in a "
     "git-ignored folder pytest collects from, where no diff shows it, was moved out of the work tree, to "
     ".git/gitmem/held/, as `<name>.held`", "{message}", severity="warning", since=6)
 

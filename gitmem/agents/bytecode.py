@@ -17,16 +17,20 @@ replaced during the cycle (a rename keeps its files' ctimes) has its every entry
 of either is removed too (it would load from outside the tree). The walk skips `.git` and the trust
 anchors (read-only in the box, reported without it) and stops at MAX_ENTRIES, which `Sweep.cut_short` says.
 
-The same walk finds the files pytest runs by their name alone (`collected_by_name`: `conftest.py`, `test_*.py`,
-`*_test.py`) made or changed during the cycle, in the folders pytest recurses into (`Recursion`): by default not
-`.*`, `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv; but a project's own `norecursedirs`
-(gitmem.agents.pytest_settings) replaces that list, and pytest then goes into `build/` too. A folder is looked into
-where pytest would go under its default or under any setting the caller names (the project's before the agent
-and after it, which the agent may have rewritten): never less than the default. pytest reads no .gitignore, so one
-the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the human's next `pytest` with no diff to
-review. They are no caches: the runner holds the git-ignored ones (gitmem.cycle.oversize `hold_runnable`, GM776)
-where the human can read them, and the diff shows the rest. Python's own startup files (`sitecustomize.py`,
-`usercustomize.py`, `*.pth`) run only from an interpreter's site folders: the venvs, which are trust anchors.
+The same walk finds the files pytest runs by their name alone (`RunByName`: every `conftest.py`, a module its
+`python_files` names, by default `test_*.py` and `*_test.py`, and a doctest file, `test*.txt`, whose `>>>` lines it
+runs) made or changed during the cycle, in the folders pytest recurses into (`Recursion`): by default not `.*`,
+`build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv; but a project's own settings
+(gitmem.agents.pytest_settings) replace either list: `norecursedirs = docs` sends pytest into `build/` too, and
+`python_files = check_*.py` makes it import `check_evil.py`; `testpaths` starts it in a folder whatever
+norecursedirs says (a virtualenv too), on a file whatever its name, and runs the conftest.py of each folder on the
+way. A folder is looked into, and a file taken, where pytest would under its default or under any settings the
+caller names (the project's before the agent and after it, which the agent may have rewritten): never less than the
+default. pytest reads no .gitignore, so one the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the
+human's next `pytest` with no diff to review. They are no caches: the runner holds the git-ignored ones
+(gitmem.cycle.oversize `hold_runnable`, GM776) where the human can read them, and the diff shows the rest. Python's
+own startup files (`sitecustomize.py`, `usercustomize.py`, `*.pth`) run only from an interpreter's site folders: the
+venvs, which are trust anchors.
 
 Not here, on purpose: `node_modules` (the agent may rightly install packages, whose install scripts run
 anyway; what the human runs from it is the project's own), direnv's `.envrc` (run only after `direnv allow`
@@ -44,16 +48,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
-from gitmem.agents.pytest_settings import DEFAULT_NORECURSE
+from gitmem.agents.pytest_settings import PytestSettings, StartPaths
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
 CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
 CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
 SKIPPED = (".git", *IGNORED_TOOL_DIRS)         # names skipped at the top of the tree
-# pytest's defaults: the files it imports by name (python_files, and every conftest.py); it never recurses into
-# a virtualenv (pyvenv.cfg) nor a `__pycache__`, whatever norecursedirs says.
+# What pytest imports by name whatever its settings say: every conftest.py, and (`--doctest-glob`'s default) a
+# doctest file whose `>>>` lines it runs; a module only with this suffix, whatever `python_files` says. It never
+# recurses into a virtualenv (pyvenv.cfg) nor a `__pycache__`, whatever norecursedirs says.
 PYTEST_CONFTEST = "conftest.py"
+PYTHON_SUFFIX = ".py"
+DOCTEST_PREFIX, DOCTEST_SUFFIX = "test", ".txt"        # `test*.txt`
+STARTED_SUFFIXES = (PYTHON_SUFFIX, ".txt", ".rst")     # a file pytest is started on: a module, or doctests
 VENV_MARK = "pyvenv.cfg"
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
@@ -63,17 +71,22 @@ class Sweep:
     """What one look after the agent found: the cache entries it made or changed, relative to the root."""
 
     paths: list[str] = field(default_factory=list)
-    runnable: list[str] = field(default_factory=list)   # files pytest collects by name (`collected_by_name`)
+    runnable: list[str] = field(default_factory=list)   # files pytest runs by name (`RunByName`)
     cut_short: bool = False                # the tree holds over MAX_ENTRIES entries: the rest was not looked at
 
 
-def fresh(root: Path, since_ns: int, norecurse: Iterable[tuple[str, ...]] = ()) -> Sweep:
+def fresh(root: Path, since_ns: int, settings: Iterable[PytestSettings] = ()) -> Sweep:
     """The bytecode cache entries under `root` (files or links) with a ctime at or after `since_ns`, and every
-    entry of a cache directory that itself is; and (`runnable`) the files pytest collects by name with such a
-    ctime, in the folders it recurses into under its default or any of the project's `norecurse` settings."""
+    entry of a cache directory that itself is; and (`runnable`) the files pytest runs by name with such a ctime,
+    in the folders it recurses into, under its default or any of the project's pytest `settings`."""
     found = Sweep()
-    recursion = Recursion((DEFAULT_NORECURSE, *norecurse))
-    pending = [_Folder(str(root), "", collected=True)]
+    every = [PytestSettings(), *settings]
+    recursion = Recursion(each.norecursedirs for each in every)
+    by_name = RunByName((pattern for each in every for pattern in each.python_files),
+                        every_module=any(each.doctest_modules for each in every),
+                        doctests=(pattern for each in every for pattern in each.doctest_globs))
+    start = StartPaths(path for each in every for path in each.testpaths)
+    pending = [_Folder(str(root), "", collected=True, on_way=bool(start))]
     count = 0
     while pending:
         folder = pending.pop()
@@ -90,15 +103,23 @@ def fresh(root: Path, since_ns: int, norecurse: Iterable[tuple[str, ...]] = ()) 
                     if folder.cache or name == PYCACHE or name.endswith(SUFFIXES) or name in CACHE_NAMES:
                         _look(entry, folder, since_ns, found, pending)
                     elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
-                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
-                                               collected=folder.collected and recursion.goes_into(
-                                                   name, f"{folder.rel}{name}")))
-                    elif folder.collected and name.endswith(".py") and collected_by_name(name):
+                        on_way = folder.on_way and start.leads_to(f"{folder.rel}{name}")
+                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/", on_way=on_way, collected=(
+                            folder.collected and recursion.goes_into(name, entry.path)) or (
+                            on_way and start.names(f"{folder.rel}{name}"))))
+                    elif folder.collected and by_name.runs(name, entry.path) or folder.on_way and _started(
+                            start, name, f"{folder.rel}{name}"):
                         _look_runnable(entry, folder, since_ns, found)
         except OSError:
             continue
-    found.runnable = _outside_venvs(root, found.runnable)
+    found.runnable = _outside_venvs(root, found.runnable, start)
     return found
+
+
+def _started(start: StartPaths, name: str, rel: str) -> bool:
+    """Whether pytest runs the file `rel` (named `name`) as `testpaths` leads it there: the conftest.py of each
+    folder on the way, and a file it names, whatever its name, that pytest runs when started on it."""
+    return name == PYTEST_CONFTEST or (name.endswith(STARTED_SUFFIXES) and start.names(rel))
 
 
 @dataclass(frozen=True)
@@ -107,29 +128,62 @@ class _Folder:
     rel: str                   # relative to the root, with a trailing `/`; "" for the root
     cache: bool = False        # inside a cache directory: every entry is a cache
     renewed: bool = False      # inside one made or replaced during the cycle: every entry counts as changed
-    collected: bool = False    # a folder pytest recurses into (`collects_into`), and each above it
+    collected: bool = False    # a folder pytest recurses into (`Recursion`), and each above it, or `testpaths` names
+    on_way: bool = False       # a folder on the way to what `testpaths` names (`StartPaths`), or one it names
 
 
-def collected_by_name(name: str) -> bool:
-    """Whether pytest imports a file of this name wherever it recurses: a conftest.py, or a test module by
-    pytest's default `python_files` (`test_*.py`, `*_test.py`)."""
-    return name == PYTEST_CONFTEST or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
+class Patterns:
+    """Shell patterns matched as pytest matches them (`fnmatch_ex`): one without `/` against a name, one with it
+    against the whole path (as `*/<pattern>`)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        patterns = list(patterns)
+        self._names = _regex(p for p in patterns if "/" not in p)
+        self._paths = _regex(f"*/{p}" for p in patterns if "/" in p) if any("/" in p for p in patterns) else None
+
+    def match(self, name: str, path: str) -> bool:
+        """Whether one of the patterns matches the entry `name` at the absolute `path`."""
+        return bool(self._names.match(name) or (self._paths is not None and self._paths.match(path)))
 
 
 class Recursion:
-    """The folders pytest recurses into under one of several `norecursedirs` settings (each a tuple of patterns,
-    matched as pytest matches them: a pattern without `/` against the folder's name, one with it against its path
-    from the top), a virtualenv aside (`_outside_venvs`)."""
+    """The folders pytest recurses into under one of several `norecursedirs` settings (each a tuple of patterns),
+    a virtualenv aside (`_outside_venvs`)."""
 
     def __init__(self, settings: Iterable[tuple[str, ...]]) -> None:
-        self._settings = [(_regex(p for p in patterns if "/" not in p), _regex(
-            f"*/{p.strip('/')}" for p in patterns if "/" in p)) for patterns in dict.fromkeys(settings)]
+        self._settings = [Patterns(patterns) for patterns in dict.fromkeys(settings)]
 
-    def goes_into(self, name: str, rel: str) -> bool:
-        """Whether pytest recurses into the folder `rel` (relative to the top, named `name`) under any setting."""
+    def goes_into(self, name: str, path: str) -> bool:
+        """Whether pytest recurses into the folder at `path` (named `name`) under any setting."""
         if name == PYCACHE:
             return False
-        return any(not (names.match(name) or paths.match(f"/{rel}")) for names, paths in self._settings)
+        return any(not patterns.match(name, path) for patterns in self._settings)
+
+
+class RunByName:
+    """The files pytest runs by their name in a folder it recurses into, under any of the `python_files` patterns
+    given: every conftest.py, a module (`.py`) a pattern names (any, with `--doctest-modules`), and a doctest file
+    by the default glob or one `--doctest-glob` gives."""
+
+    def __init__(self, python_files: Iterable[str], *, every_module: bool = False,
+                 doctests: Iterable[str] = ()) -> None:
+        self._modules = Patterns(dict.fromkeys((PYTEST_CONFTEST, *python_files, *(["*.py"] if every_module else []))))
+        globs = list(dict.fromkeys(doctests))
+        self._doctests = Patterns(globs) if globs else None
+
+    def runs(self, name: str, path: str) -> bool:
+        """Whether pytest runs the file `name` at the absolute `path`."""
+        if name.endswith(PYTHON_SUFFIX):
+            return self._modules.match(name, path)
+        return (name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX)) or (
+            self._doctests is not None and self._doctests.match(name, path))
+
+
+def may_run(name: str) -> bool:
+    """Whether pytest may run a file of this name under some settings: any module (a `python_files` pattern can
+    name any) and a doctest file by the default glob; what the runner holds where pytest may go (`.git/`, under
+    such settings) never keeps such a name (gitmem.cycle.oversize)."""
+    return name.endswith(PYTHON_SUFFIX) or (name.startswith(DOCTEST_PREFIX) and name.endswith(DOCTEST_SUFFIX))
 
 
 def _regex(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -138,17 +192,23 @@ def _regex(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts) if parts else "(?!)")
 
 
-def _outside_venvs(root: Path, paths: list[str]) -> list[str]:
-    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into:
-    looked up for what the walk found only, each folder once, not for every folder of the tree."""
-    venv: dict[str, bool] = {}
+def _outside_venvs(root: Path, paths: list[str], start: StartPaths) -> list[str]:
+    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into
+    unless `testpaths` leads it there: looked up for what the walk found only, each folder once, not for every
+    folder of the tree; from the top down, without recursion (a file may lie a thousand folders deep)."""
+    venv: dict[str, bool] = {"": False}
 
     def inside(folder: str) -> bool:
-        if not folder:
-            return False
-        if folder not in venv:
-            venv[folder] = os.path.isfile(os.path.join(root, folder, VENV_MARK)) or inside(os.path.dirname(folder))
-        return venv[folder]
+        below = []
+        while folder not in venv:
+            below.append(folder)
+            folder = os.path.dirname(folder)
+        found = venv[folder]
+        for each in reversed(below):
+            found = found or (os.path.isfile(os.path.join(root, each, VENV_MARK)) and not (
+                start and start.leads_to(each)))
+            venv[each] = found
+        return found
 
     return [rel for rel in paths if not inside(os.path.dirname(rel))]
 

@@ -131,9 +131,9 @@ class CycleGuard:
         # pytest's folders by the project's own settings too, as the human's start commit has them and as the
         # agent left them (either may send pytest where its default does not)
         repo = self.ws.repo
-        settings = [pytest_settings.norecursedirs(read) for read in (
+        settings = [pytest_settings.project_settings(read) for read in (
             lambda name: gitio.file_at(repo, self.start, name), pytest_settings.tree_reader(self.ws.root))]
-        sweep = bytecode.fresh(self.ws.root, before.since_ns, [found for found in settings if found is not None])
+        sweep = bytecode.fresh(self.ws.root, before.since_ns, settings)
         sweep.paths = [rel for rel in sweep.paths if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
         # Held (not removed) once the git state is back, where they are git-ignored (`listed`).
         self.runnable = [rel for rel in sweep.runnable if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
@@ -205,7 +205,8 @@ class CycleGuard:
         for change in changes:
             if change.aside is None:
                 continue
-            name = change.label.replace("~", "home").strip("/").replace("/", "__")
+            # named as held files are: `.git/gitmem/evil_test.py`'s copy would be a module pytest imports
+            name = oversize.inert_name(change.label.replace("~", "home").strip("/").replace("/", "__"))
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 (folder / name).write_bytes(change.aside)

@@ -281,11 +281,29 @@ def remove_path(path: Path) -> None:
 def _remove(path: Path, entry: StateEntry) -> None:
     try:
         if entry.kind == "dir":
+            _open_to_owner(path)
             remove_tree(path)
         else:
             os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def _open_to_owner(top: Path) -> None:
+    """Every folder under `top` (the agent's, about to be removed) open to its owner: in one the agent made
+    read-only, a `conftest.py` it planted in `.git/gitmem` (writable in the box) could not be removed, and ran at the
+    human's next pytest where a project's settings send it into `.git/`. (No mode stops root.)"""
+    pending = [os.fspath(top)]
+    while pending:
+        folder = pending.pop()
+        try:
+            mode = stat.S_IMODE(os.lstat(folder).st_mode)
+            if mode & stat.S_IRWXU != stat.S_IRWXU:
+                os.chmod(folder, mode | stat.S_IRWXU)
+            with os.scandir(folder) as entries:
+                pending.extend(entry.path for entry in entries if entry.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
 
 
 def _put(path: Path, entry: StateEntry) -> None:

@@ -13,12 +13,15 @@
   every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
   told it has a work tree): git shows its files, which a commit would take, and in the human's checkout git
   run inside that folder would find it as a repository and run its configuration (`is_repository`).
-- A file pytest runs by its name (gitmem.agents.bytecode `collected_by_name`) that the agent made or changed in a
+- A file pytest runs by its name (gitmem.agents.bytecode `RunByName`) that the agent made or changed in a
   git-ignored folder pytest collects from (`hold_runnable`): pytest reads no .gitignore, so it would run at the
   human's next `pytest`, and no diff would show it. Held, not removed: it may be the agent's honest work.
-Either is moved to `.git/gitmem/held/cycle-N/<path>` (a file pytest runs as `<path>.held`), never deleted, and
+Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and
 the work tree gets back what HEAD has there (nothing, for a new path). So the cycle commits without it, the next
-cycle starts from a clean tree, and nothing is lost. A secret value in what is held is masked there, as in a
+cycle starts from a clean tree, and nothing is lost. A file held there, or in a folder held there, that pytest may
+run by its name (gitmem.agents.bytecode `may_run`: any `.py`, a doctest `test*.txt`) is kept as `<name>.held`
+(`disarm_runnable`): a project whose own norecursedirs leaves out `.*` sends pytest into .git/ as well, and it would
+import the file there under its own name. A secret value in what is held is masked there, as in a
 commit (a run's cache carries `.git/gitmem` on). A held repository is kept in a form that runs nothing: its
 `.git` (and any `.git` deeper in it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there
 finds it and runs what the agent configured (core.fsmonitor runs at `git status`, core.pager at `git log`,
@@ -29,6 +32,7 @@ rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem import codes, gitio
+from gitmem.agents.bytecode import may_run
 from gitmem.agents.protected import names_git_dir
 from gitmem.codes import Code
 from gitmem.confined.walk import walk_tree
@@ -48,9 +53,7 @@ from gitmem.workspace.statedir import state_directory
 HELD_DIR = "held"
 DEPTH_LIMIT = gitio.LISTED_DEPTH     # libgit2's status refuses a tree with a folder this many levels below the top
 INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
-# What a held file pytest runs by name is kept as (`conftest.py.held`): a project whose own norecursedirs leaves
-# out `.*` sends pytest into .git/ as well, and it would import the held file there under its own name.
-INERT_RUNNABLE = ".held"
+INERT_RUNNABLE = ".held"     # what a held file pytest may run by name gets after it (`conftest.py.held`)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Held:
     too_deep: bool = False     # a folder DEPTH_LIMIT levels down, held whole
     not_utf8: bool = False     # a name that is not UTF-8 (`path` and `kept` show such bytes escaped)
     runnable: bool = False     # a file pytest runs by its name, in a git-ignored folder
+    renamed: bool = False      # what pytest may run by name in it was kept as `<name>.held` (`disarm_runnable`)
 
     @property
     def code(self) -> Code:
@@ -75,7 +79,10 @@ class Held:
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
     def note(self, limit: int) -> str:
-        return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
+        renamed = self.renamed and not self.runnable
+        return self._where(limit) + (
+            f"; what pytest could run by its name there is kept as <name>{INERT_RUNNABLE}, which it never runs"
+            if renamed else "") + ("; a secret value in it was masked" if self.masked else "")
 
     def _where(self, limit: int) -> str:
         if self.runnable:
@@ -127,13 +134,13 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         too_big = found.st_size > limit or found.st_size > free
         if not repository and not odd and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
             continue
-        target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = _held_place(ws, cycle, rel, runnable=not stat.S_ISDIR(found.st_mode))
         if repository and not os.path.lexists(full / ".git"):     # the folder is the git directory
             target.mkdir()
-            shutil.move(str(full), str(target / INERT_GIT))
+            _move(str(full), str(target / INERT_GIT))
         else:
-            shutil.move(str(full), str(target))
+            _move(str(full), str(target))
+        renamed = disarm_runnable(target) or (may_run(full.name) and not stat.S_ISDIR(found.st_mode))
         if repository:
             disarm_nested_repos(target)
             # A folder HEAD tracks that the agent turned into a git directory: HEAD's files come back.
@@ -146,7 +153,7 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         unfit = free if not repository and found.st_size <= limit else None      # held for the disk, not the limit
         masked = scrub_held(target, INERT_GIT)
         held.append(Held(quoted_path(rel), 0 if repository else found.st_size, quoted_path(kept.as_posix()), repository,
-                         None if odd else unfit, masked, git_name, not_utf8))
+                         None if odd else unfit, masked, git_name, not_utf8, renamed=renamed))
     return held
 
 
@@ -158,9 +165,9 @@ def hold_runnable(ws: Workspace, paths: Iterable[str], cycle: int) -> list[Held]
         full = ws.root / rel
         if not os.path.lexists(full):
             continue
-        target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / f"{rel}{INERT_RUNNABLE}"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(full), str(target))
+        # always `.held`: pytest runs it by name, or as `testpaths` names it (a doctest `notes.rst` too)
+        target = _held_place(ws, cycle, f"{rel}{INERT_RUNNABLE}", runnable=False)
+        _move(str(full), str(target))
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         held.append(Held(quoted_path(rel), 0, quoted_path(kept.as_posix()), masked=scrub_held(target, INERT_GIT),
                          runnable=True))
@@ -186,15 +193,72 @@ def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> 
             if depth + 1 < DEPTH_LIMIT:
                 keep.append(name)
                 continue
-            target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / child
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(os.path.join(folder, name), str(target))
+            target = _held_place(ws, cycle, child, runnable=False)
+            _move(os.path.join(folder, name), str(target))
+            renamed = disarm_runnable(target)
             _remove_empty_parents(folder, top)
             kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
             held.append(Held(quoted_path(child), 0, quoted_path(kept.as_posix()), too_deep=True,
-                             masked=scrub_held(target, INERT_GIT)))
+                             masked=scrub_held(target, INERT_GIT), renamed=renamed))
         dirs[:] = keep
     return held
+
+
+def _held_place(ws: Workspace, cycle: int, rel: str, *, runnable: bool) -> Path:
+    """Where the runner keeps `rel`, a free name under `.git/gitmem/held/cycle-N/` (its folder made), by its
+    `inert_name` for a file (`runnable`)."""
+    target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return _free_name(target.with_name(inert_name(target.name)) if runnable else target)
+
+
+def inert_name(name: str) -> str:
+    """The name the runner keeps a file by in `.git/gitmem/`: `<name>.held` where pytest may run `name` (`may_run`),
+    since a project's settings may send pytest there; any other name as it is."""
+    return f"{name}{INERT_RUNNABLE}" if may_run(name) else name
+
+
+def disarm_runnable(top: Path) -> bool:
+    """Rename every file (or link) under the held folder `top` that pytest may run by its name to `<name>.held`,
+    or a free name beside it; a held repository's git directory too (a hook or a branch may bear such a name).
+    A folder the agent made read-only is made writable for its owner first. True when any was renamed."""
+    renamed = False
+    for folder, _, names in walk_tree(top):
+        runnable = [name for name in names if may_run(name)]
+        if runnable and not os.access(folder, os.W_OK | os.X_OK):
+            with contextlib.suppress(OSError):
+                os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) | stat.S_IRWXU)
+        for name in runnable:
+            try:
+                os.rename(os.path.join(folder, name), _free_name(Path(folder, inert_name(name))))
+            except OSError:
+                continue          # kept as it is, never lost
+            renamed = True
+    return renamed
+
+
+def _move(source: str, target: str) -> None:
+    """`shutil.move`, from a folder the agent may have made read-only: opened to its owner for the move, its mode
+    put back after (else the move failed, the cycle with it, and its salvage left the file where it was)."""
+    folder = os.path.dirname(source)
+    if os.access(folder, os.W_OK | os.X_OK):
+        shutil.move(source, target)
+        return
+    mode = stat.S_IMODE(os.lstat(folder).st_mode)
+    os.chmod(folder, mode | stat.S_IRWXU)
+    try:
+        shutil.move(source, target)
+    finally:
+        os.chmod(folder, mode)
+
+
+def _free_name(path: Path) -> Path:
+    """`path`, or `<path>-2`, `-3`… where something is there already (the agent's own `.held`: never moved over)."""
+    found, n = path, 1
+    while os.path.lexists(found):
+        n += 1
+        found = path.with_name(f"{path.name}-{n}")
+    return found
 
 
 def _remove_empty_parents(folder: str, top: str) -> None:
@@ -261,10 +325,5 @@ def disarm_nested_repos(top: Path) -> None:
     it: git then finds no repository there, and `git status` in it runs none of the agent's configuration."""
     for folder, dirs, names in walk_tree(top):
         for name in [n for n in (*dirs, *names) if n == ".git"]:
-            place = Path(folder) / name
-            target, n = Path(folder) / INERT_GIT, 1
-            while os.path.lexists(target):        # the agent's own `.git.held`: never renamed over
-                n += 1
-                target = Path(folder) / f"{INERT_GIT}-{n}"
-            os.rename(place, target)
+            os.rename(Path(folder) / name, _free_name(Path(folder) / INERT_GIT))
         dirs[:] = [d for d in dirs if d != ".git"]     # a git directory holds no work tree to look into

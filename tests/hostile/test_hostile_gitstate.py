@@ -433,3 +433,52 @@ def test_a_link_put_where_a_folder_outside_every_git_directory_was_is_left_alone
     assert (top / "modules").is_symlink()
     assert [(c.label, c.what) for c in changes] == [
         ("git/modules/sub/config", "changed, not put back: the folder git/modules is now a link")]
+
+
+RESTORE_AS_OWNER = """
+import json, os, sys
+from pathlib import Path
+from gitmem.cycle.gitstate import FileState
+from gitmem.gitio import StatePath
+top = Path(sys.argv[1])
+state = FileState.capture([StatePath(".git/gitmem", top, True, top.parent)])
+for folder in ("deep", "deep/er"):                 # what the agent plants, then makes read-only
+    (top / folder).mkdir()
+    (top / folder / "conftest.py").write_text("import os\\n", encoding="utf-8")
+for folder in ("deep/er", "deep"):
+    os.chmod(top / folder, 0o555)
+print(json.dumps([[change.label, change.what] for change in state.restore()]))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("setpriv") is None, reason="root, and no setpriv to drop it")
+def test_a_read_only_folder_the_agent_plants_in_the_state_folder_is_removed_whole(tmp_path: Path) -> None:
+    """A folder the agent made read-only under `.git/gitmem` (writable in the box) kept the conftest.py in it
+    ("could not be put back: Permission denied"), where pytest goes when a project's settings send it into `.git/`.
+    Run as an unprivileged owner: no mode stops root."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from gitmem.confined.walk import remove_tree
+    from tests.support.nobody import NOBODY
+
+    place = Path(tempfile.mkdtemp(prefix="gitmem-state-"))
+    try:
+        place.chmod(0o777)
+        top = place / "gitmem"
+        top.mkdir()
+        (top / "keep").write_text("the runner's\n", encoding="utf-8")
+        top.chmod(0o777)
+        (top / "keep").chmod(0o666)
+        prefix = NOBODY if os.geteuid() == 0 else []
+        done = subprocess.run([*prefix, sys.executable, "-c", RESTORE_AS_OWNER, str(top)], capture_output=True,
+                              text=True, timeout=60, cwd=place)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [[".git/gitmem/deep", "added"]]
+        assert sorted(path.name for path in top.iterdir()) == ["keep"]
+    finally:
+        for folder, dirs, _ in os.walk(place):
+            for name in dirs:
+                os.chmod(os.path.join(folder, name), 0o755)
+        remove_tree(place)
