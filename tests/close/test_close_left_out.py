@@ -222,3 +222,36 @@ def test_a_left_out_close_whose_cycle_another_writer_numbered_first_keeps_the_cy
                                        "23:49 — shipped it"),
         (3, "2026-11-14 23:50 UTC", ""), (None, "2026-11-15 00:30 UTC", "cycle 3 · built · task at 23:50 — shipped it")]
     assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+
+
+def test_a_replay_that_fails_verify_says_nothing_of_the_closes_it_would_have_left_out(
+        tmp_path: Path, git_env: None) -> None:
+    """The human's commit on the stranded close rewrote an old LOG line (made without the hooks). The push leaves the
+    close out and replays the human's commit, which fails `gitmem verify`: the branch goes back, every commit on it,
+    and the work goes to a side branch. The push's output said the close was left out and the commits rebased,
+    though neither stands; it says only what does."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    stranded = git(runner.path, "rev-parse", "HEAD")
+    rewritten = runner.read("LOG.md").replace("- Task: task at 09:00", "- Task: task at 09:00, rewritten")
+    assert rewritten != runner.read("LOG.md")
+    runner.commit_files({"LOG.md": rewritten}, "reword cycle 1", author=DANA)
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    tip = git(runner.path, "rev-parse", "HEAD")
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.SALVAGED, again.stdout + again.stderr
+    told = [line.removeprefix("gitmem: close: push: ") for line in again.stderr.splitlines()
+            if line.startswith("gitmem: close: push: ")]
+    assert told[0].startswith("the rebased commits fail `gitmem verify`: LOG.md:"), told
+    assert not [line for line in told if "left out" in line or line.startswith("rebased ")], told
+    # Nothing is lost: the side branch holds the stranded close and the human's commit as they were made.
+    assert git(origin, "rev-parse", "gitmem/close-2026-11-14") == tip
+    assert git(runner.path, "rev-parse", "gitmem/close-2026-11-14~1") == stranded
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
