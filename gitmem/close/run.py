@@ -160,15 +160,23 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             result.push, left_out = _push(ws, result.day, watch_closes=overtaken_tries > 0)
         except overtaken.OvertakenWhilePushing as late:     # another close landed after the look above
             # The push ran outside the lock: the branch is judged again under it before it moves.
-            with cyclelock.acquire(gitio.state_dir(repo), what="close"):
-                found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
-                if found is not None:
-                    overtaken.step_aside(ws, found)
+            busy: cyclelock.LockHeld | None = None
+            try:
+                with cyclelock.acquire(gitio.state_dir(repo), what="close"):
+                    found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
+                    if found is not None:
+                        overtaken.step_aside(ws, found)
+            except cyclelock.LockHeld as held:      # a cycle started here meanwhile: HEAD is its to move, not ours
+                busy = held
             if found is None:       # a commit of another writer came in meanwhile: the next close --push sorts it
                 from gitmem.publish.push import PushStatus
 
                 said = (f"{late.found.where} got another close while this one pushed, and this branch changed since: "
-                        "nothing was pushed; run `gitmem close --push` again")
+                        "nothing was pushed; run `gitmem close --push` again") if busy is None else (
+                    f"{late.found.where} got another close while this one pushed, and {busy.holder_named} started "
+                    "in this checkout meanwhile, so the branch was left to it: nothing was pushed, and what this "
+                    f"branch holds that {late.found.where} lacks is only on this disk; once it ends, run `gitmem "
+                    f"close --push` again (a close of a day {late.found.where} closed first is left out)")
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
         else:
