@@ -2,11 +2,12 @@
 
 The first parent is the old side of the merge's ordinary check (`run_checks`). Every other parent is checked for
 what it holds: its decisions, lessons and rules are held to the same history rules (a resolved decision stays
-resolved and unchanged, no decision, lesson or proven rule vanishes), and the LOG entries it appended since the
-two parents split must all be in the merge, unchanged (GM301). LOG is append-only against the first parent, so
-the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (a cycle
-number used on both sides; under rules 1-3, times going back too), GM308 says so and how to resolve it.
-"""
+resolved and unchanged, no decision, lesson or proven rule vanishes), and the LOG entries it appended since the two
+parents split must all be in the merge, unchanged (GM301), but a close of a day the first parent closed since then,
+and the other parent's closes after it, which a merge leaves out (a day is in one report). LOG is append-only
+against the first parent, so the merge lists the first parent's new entries, then the other's; when that order
+breaks the LOG rules (a cycle number used on both sides; under rules 1-3, times going back too), GM308 says so and
+how to resolve it."""
 from __future__ import annotations
 
 import posixpath
@@ -162,12 +163,14 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     # `- Merged:` (merged_entry).
     renumbered = {_origin(entry): entry for entry in kept.entries}
     end_line = mine.count(b"\n") or 1
+    stale = _closed_first(theirs_new, ours_new, in_merge)
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
              for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False)
-             if raw not in in_merge and not _kept(entry, renumbered)]
+             if raw not in in_merge and raw not in stale and not _kept(entry, renumbered)]
     added = [entry if raw in in_merge else renumbered.get(_origin(entry), entry)
-             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False)
+             if raw not in in_ours and raw not in stale]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
                   if raw not in set(theirs_new.texts)]
     if added and mine_added and not log.ordered(mine_added, added, by_time=by_time):
@@ -179,6 +182,22 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
                                   theirs=_describe(added), ours=_describe(mine_added),
                                   last=max((e.cycle for e in mine_added if e.cycle is not None), default=0)))
     return found
+
+
+def _closed_first(theirs: _Entries, ours: _Entries, in_merge: set[str]) -> frozenset[str]:
+    """The other parent's close entries the merge may leave out: from its first close of a day the first parent
+    closed since they parted, every close of its own after it, as `gitmem merge` leaves them out
+    (log.closes_left_out_from); a day is in one report. Only those the merge does not hold."""
+    shared = set(theirs.texts) & set(ours.texts)
+    closed = {day for entry, raw in zip(ours.entries, ours.texts, strict=False)
+              if entry.cycle is None and raw not in shared and (day := log.closed_day(entry)) is not None}
+    if not closed:
+        return frozenset()
+    own = [(raw, {day} if (day := log.closed_day(entry)) is not None else set())
+           for entry, raw in zip(theirs.entries, theirs.texts, strict=False)
+           if entry.cycle is None and raw not in shared]
+    left = own[log.closes_left_out_from([days for _, days in own], closed):]
+    return frozenset(raw for raw, _ in left if raw not in in_merge)
 
 
 def _raw_of(found: _Entries, entry: log.LogEntry) -> str:

@@ -26,8 +26,9 @@ def merge_command(branch: str, workspace: str | None) -> int:
     `origin/gitmem/cycle-19`), or any branch another writer made. Its LOG entries and NOW blocks go after
     ours and its cycles take the numbers after our last one (a cycle number is a position in the merged
     history); decisions and lessons merge by ID, and those it added under an ID ours took too take the IDs
-    after ours, answers and confirmations kept. The result passes `gitmem check` and `gitmem verify`, or
-    nothing changes.
+    after ours, answers and confirmations kept. A close of the branch's of a day the current branch closed first
+    (its push failed, and another close reached the remote) is left out, with the branch's closes after it: a day
+    is in one report. The result passes `gitmem check` and `gitmem verify`, or nothing changes.
     """
     from gitmem.publish.sidemerge import MergeRefused, merge_branch
 

@@ -52,7 +52,7 @@ from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.closed_first import PHASE_TRAILER
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
-from gitmem.workspace import Clock, Workspace, log_history
+from gitmem.workspace import Clock, Workspace, cyclelock, log_history
 
 
 @dataclass
@@ -90,8 +90,6 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     """Close `day` (default: `close_day`, today in the configured zone or the day before). `client` replaces the
     Anthropic client in tests. With `push`, a close another close beat to the remote closes again on it, at most
     `overtaken_tries` times (gitmem.close.overtaken)."""
-    from gitmem.workspace import cyclelock
-
     repo, config = ws.repo, ws.config
     clock = clock or ws.clock()
     moment = clock()
@@ -166,15 +164,23 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             result.push, left_out = _push(ws, result.day, watch_closes=overtaken_tries > 0)
         except overtaken.OvertakenWhilePushing as late:     # another close landed after the look above
             # The push ran outside the lock: the branch is judged again under it before it moves.
-            with cyclelock.acquire(gitio.state_dir(repo), what="close"):
-                found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
-                if found is not None:
-                    overtaken.step_aside(ws, found)
+            busy: cyclelock.LockHeld | None = None
+            try:
+                with cyclelock.acquire(gitio.state_dir(repo), what="close"):
+                    found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
+                    if found is not None:
+                        overtaken.step_aside(ws, found)
+            except cyclelock.LockHeld as held:      # a cycle started here meanwhile: HEAD is its to move, not ours
+                busy = held
             if found is None:       # a commit of another writer came in meanwhile: the next close --push sorts it
                 from gitmem.publish.push import PushStatus
 
                 said = (f"{late.found.where} got another close while this one pushed, and this branch changed since: "
-                        "nothing was pushed; run `gitmem close --push` again")
+                        "nothing was pushed; run `gitmem close --push` again") if busy is None else (
+                    f"{late.found.where} got another close while this one pushed, and {busy.holder_named} runs in "
+                    "this checkout now, so the branch was left to it: nothing was pushed, and what this "
+                    f"branch holds that {late.found.where} lacks is only on this disk; once it ends, run `gitmem "
+                    f"close --push` again (a close of a day {late.found.where} closed first is left out)")
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, _branch_place(repo, None), 1,
                                                       message=said))
@@ -197,8 +203,11 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         who = overtaken.who(made_now=result.commit is not None, closes=found.closes)
         said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
                 f"{who} stepped aside and closed again on it")
-        again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
-                          overtaken_tries=overtaken_tries - 1)
+        try:
+            again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
+                              overtaken_tries=overtaken_tries - 1)
+        except cyclelock.LockHeld as busy:
+            return _not_again(result, said, busy)
         again.message = f"{again.message}; {said}"
         return again
     return result
@@ -223,13 +232,27 @@ def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day:
         result.commit = None if made_now else result.commit
         result.message += f"; {said}"
         return result
-    again = run_close(ws, day=day, use_llm=use_llm, push=True, clock=clock, client=client,
-                      overtaken_tries=overtaken_tries - 1)
+    try:
+        again = run_close(ws, day=day, use_llm=use_llm, push=True, clock=clock, client=client,
+                          overtaken_tries=overtaken_tries - 1)
+    except cyclelock.LockHeld as busy:
+        return _not_again(result, said, busy)
     again.message = f"{again.message}; {said}, and the close ran again on what {where} holds"
     first = result.push
     again.push = first if again.push is None else PushReport(
         again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages])
     return again
+
+
+def _not_again(result: CloseResult, said: str, busy: cyclelock.LockHeld) -> CloseResult:
+    """The close would run again on what the remote holds (its own commit stepped aside, or the push left it out), but
+    a cycle started in this checkout meanwhile holds the lock, and HEAD is the cycle's to move. Nothing is lost: the
+    remote holds a close of the day, and the cycles only this close reported are in LOG for the next close. No commit
+    of this close stands, so none is named."""
+    result.commit = None
+    result.message += (f"; {said}; it did not close again, as {busy.holder_named} runs in this checkout now: once "
+                       "it ends, run `gitmem close --push` again to report what only the close(s) left out held")
+    return result
 
 
 MAX_CATCH_UP = 7

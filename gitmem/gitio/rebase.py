@@ -44,7 +44,9 @@ class Leaving(Protocol):
     @property
     def resolver(self) -> Resolver: ...
 
-    def describe(self) -> str: ...
+    def describe(self, *, of: str = ..., by: str = ...) -> str:
+        """`of`: whose commits were left out (`made here`); `by`: who closed first (`the remote`)."""
+        ...
 
 
 # (read(commit, path), merge base, upstream tip, our commits oldest first) -> what the replay leaves out, or None.
@@ -340,24 +342,37 @@ class Merged:
     commit: str | None                  # the merge commit, when every path merged
     conflicts: tuple[str, ...]          # the paths that did not (then nothing was made)
     renumbering: Renumbering | None = None
+    leaving: Leaving | None = None      # what `leave` named of theirs, left out of the merged tree
 
 
 def merge_into(repo: Repo, ours: str, theirs: str, message: str, author: Identity,
                resolver: Resolver | None = None, renumber: Renumberer | None = None,
-               joiner: Joiner | None = None) -> Merged:
+               joiner: Joiner | None = None, leave: Leaver | None = None) -> Merged:
     """A merge commit of `theirs` into `ours` (parents in that order), made in memory: no branch, index or
     work tree moves. `renumber` changes `theirs`' side first (its cycles go after ours'); a path whose line
     merge conflicts is offered to `resolver(path, base, ours, theirs)`; `joiner` joins what a side split into
-    several files before all that, and splits the merge again (gitmem.publish.sealed)."""
+    several files before all that, and splits the merge again (gitmem.publish.sealed). `leave` names commits of
+    theirs whose change the merge leaves out, as a replay onto `ours` would (a close of a day ours closed first,
+    gitmem.publish.closed_first): theirs' side is merged as the commits after them make it without them, and the
+    commits themselves stay in history under the merge, its second parent as made."""
     raw = repo.raw
     mine, other = _resolve(repo, ours), _resolve(repo, theirs)
     fork = raw.merge_base(mine.id, other.id)
     if fork is None:
         raise RepoError(f"{theirs} shares no history with {ours}; nothing to merge by memory rules")
     joined = _joined(raw, joiner, fork, mine, other)
-    plan = renumber(lambda rev, path: joined.read(_commit_tree(raw, rev), path), str(fork),
-                    str(mine.id), str(other.id)) if renumber is not None else None
+
+    def read(rev: str, path: str) -> bytes | None:
+        return joined.read(_commit_tree(raw, rev), path)
+
+    plan = renumber(read, str(fork), str(mine.id), str(other.id)) if renumber is not None else None
     base_tree = joined.tree(raw[fork].peel(pygit2.Commit).tree)
+    leaving = _leaving(raw, read, leave, fork, mine, other) if leave is not None else None
+    if leaving is not None:
+        without = _without(repo, other, leaving, resolver, joiner)
+        if isinstance(without, tuple):
+            return Merged(None, without, plan, leaving)
+        other = without
     their_tree = joined.tree(other.tree)
     their_tree = _renumbered(raw, their_tree, plan) if plan is not None else their_tree
     merged = raw.merge_trees(base_tree, joined.tree(mine.tree), their_tree)
@@ -368,5 +383,28 @@ def merge_into(repo: Repo, ours: str, theirs: str, message: str, author: Identit
         return Merged(None, split, plan)
     tree = merged.write_tree(raw)
     who = pygit2.Signature(author.name, author.email)
-    oid = raw.create_commit(None, who, who, message, tree, [mine.id, other.id])
-    return Merged(str(oid), (), plan)
+    oid = raw.create_commit(None, who, who, message, tree, [mine.id, _resolve(repo, theirs).id])
+    return Merged(str(oid), (), plan, leaving)
+
+
+def _leaving(raw: pygit2.Repository, read: Callable[[str, str], bytes | None], leave: Leaver, fork: pygit2.Oid,
+             mine: pygit2.Commit, other: pygit2.Commit) -> Leaving | None:
+    """What `leave` names of the commits `other` holds and `mine` lacks, oldest first (None: nothing)."""
+    walker = raw.walk(other.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker.hide(mine.id)
+    found = leave(read, str(fork), str(mine.id), tuple(_plain(commit) for commit in walker))
+    return found if found is not None and found.commits else None
+
+
+def _without(repo: Repo, other: pygit2.Commit, leaving: Leaving, resolver: Resolver | None,
+             joiner: Joiner | None) -> pygit2.Commit | tuple[str, ...]:
+    """`other` as it would be had the commits `leaving` names never been made: the commits after the first of them
+    replayed onto its parent without them, as a push's replay does (`replay`), touching no branch; or the paths
+    that did not replay."""
+    raw = repo.raw
+    walker = raw.walk(other.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    first = next(commit for commit in walker if str(commit.id) in leaving.commits)
+    tip, _ = replay(repo, str(other.id), str(first.parents[0].id), resolver, None, joiner, lambda *_: leaving)
+    if isinstance(tip, tuple):
+        return tip
+    return raw[tip.head].peel(pygit2.Commit)

@@ -195,6 +195,14 @@ def closed_day(entry: LogEntry) -> date | None:
     return day if day <= entry.when.day + timedelta(days=1) else None
 
 
+def closes_left_out_from(closes: Sequence[set[date]], closed: set[date]) -> int:
+    """Where a side's closes stop standing, given the days each of its closes closed (oldest first) and the days the
+    other side closed since they parted: at its first close of a day the other side closed too, which a merge or a
+    replay leaves out with every close after it (each one read LOG with it, and counts what it reported as reported),
+    so that a day is in one report (gitmem.publish.closed_first). len(closes) when none is left out."""
+    return next((index for index, days in enumerate(closes) if days & closed), len(closes))
+
+
 def arrived_cycles(entry: LogEntry) -> frozenset[int]:
     """The cycles a close entry names as arrived above it while it ran (`with_arrived`); none for a cycle."""
     if entry.cycle is not None:

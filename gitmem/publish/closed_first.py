@@ -40,9 +40,9 @@ class ClosedFirst:
     days: tuple[date, ...]          # the days of ours the upstream closed first
     resolver: gitio.Resolver        # for each commit replayed after one left out
 
-    def describe(self) -> str:
+    def describe(self, *, of: str = "made here", by: str = "the remote") -> str:
         days = ", ".join(day.isoformat() for day in self.days)
-        return (f"left out {len(self.commits)} close commit(s) made here: the remote closed {days} first, and a "
+        return (f"left out {len(self.commits)} close commit(s) {of}: {by} closed {days} first, and a "
                 "day is in one report (the next close reports what only they held)")
 
 
@@ -65,16 +65,12 @@ def leaver_for(config: Config) -> Callable[[Callable[[str, str], bytes | None], 
         closed = _closed_days(read(fork, log_path), read(upstream, log_path))
         if not closed:
             return None
-        left: list[str] = []
-        days: set[date] = set()
-        for commit in ours:
-            if not is_close(commit, agent):
-                continue
-            mine = _closed_days(read(commit.parents[0], log_path), read(commit.id, log_path))
-            if left or mine & closed:
-                left.append(commit.id)
-                days |= mine & closed
-        return ClosedFirst(frozenset(left), tuple(sorted(days)), resolve_after) if left else None
+        mine = [(commit.id, _closed_days(read(commit.parents[0], log_path), read(commit.id, log_path)))
+                for commit in ours if is_close(commit, agent)]
+        left = mine[log.closes_left_out_from([days for _, days in mine], closed):]
+        days = set().union(*(days & closed for _, days in left))
+        return ClosedFirst(frozenset(commit for commit, _ in left), tuple(sorted(days)), resolve_after) if left \
+            else None
 
     return leave
 

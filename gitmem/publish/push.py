@@ -202,21 +202,14 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                                             leave)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
-                if rebased.renumbering is not None:
-                    result.renumbered = rebased.renumbering
-                    result.messages.append(rebased.renumbering.describe())
-                if rebased.dropped:
-                    result.messages.append(f"left out {len(rebased.dropped)} commit(s) whose change {remote}/{branch} "
-                                           "already holds")
-                if rebased.leaving is not None:
-                    result.messages.append(rebased.leaving.describe())
-                if rebased.replayed:
-                    result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
-                    # Pushes by a CI token trigger no other workflow: check the replayed commits here.
-                    broken = _verify(repo, upstream)
-                    if broken:
-                        gitio.reset_hard(repo, before)
-                        return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
+                # Pushes by a CI token trigger no other workflow: check the replayed commits here. What the rebase
+                # did is said only once it stands: a branch put back holds every commit it left out or renumbered.
+                broken = _verify(repo, upstream) if rebased.replayed else ()
+                if broken:
+                    gitio.reset_hard(repo, before)
+                    return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
+                result.messages += _rebase_told(rebased, f"{remote}/{branch}")
+                result.renumbered = rebased.renumbering or result.renumbered
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
             gitio.push(repo, remote, "HEAD", branch)
         except gitio.GitCommandError as err:
@@ -233,6 +226,18 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     result.messages.append(f"gave up after {tries} attempts")
     result.messages.append(only_local(result.remote, (local,)))
     return result
+
+
+def _rebase_told(rebased: gitio.RebaseResult, where: str) -> list[str]:
+    """What a rebase that stands did to the branch, one line each."""
+    told = [rebased.renumbering.describe()] if rebased.renumbering is not None else []
+    if rebased.dropped:
+        told.append(f"left out {len(rebased.dropped)} commit(s) whose change {where} already holds")
+    if rebased.leaving is not None:
+        told.append(rebased.leaving.describe())
+    if rebased.replayed:
+        told.append(f"rebased {rebased.replayed} commit(s) onto {where}")
+    return told
 
 
 # The branches only a run makes (salvage, local, proposal, side: `gitmem/…`); the cycle's guard removes any

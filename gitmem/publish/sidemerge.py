@@ -4,7 +4,9 @@ session branch) on the current branch by memory rules, as one merge commit.
 The other side's LOG entries and NOW blocks go after ours, its cycles renumbered to follow our last one
 (gitmem.publish.renumber); DECISIONS and the rest merge as the push does (gitmem.publish.merge). The merge is
 made in memory and checked as `gitmem verify` would before the branch moves: a merge that does not pass, or a
-path that does not merge by rule, changes nothing and says what to do instead.
+path that does not merge by rule, changes nothing and says what to do instead. A close of the branch's of a day the
+current branch closed first (a close whose push failed, kept on a side branch) is left out of the merge, with every
+close of the branch's after it, as a push's replay leaves it out (gitmem.publish.closed_first): a day is in one report.
 """
 from __future__ import annotations
 
@@ -63,6 +65,7 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
     merge commit (parents `ours`, `theirs`), `theirs` itself when it is built on `ours`, None when `ours` holds it
     already. No branch, index or work tree moves; MergeRefused when it does not merge or would not pass `verify`."""
     from gitmem.checks.check_and_verify import verify_range
+    from gitmem.publish.closed_first import leaver_for
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.renumber import renumberer_for
     from gitmem.publish.sealed import SealedLog
@@ -79,14 +82,21 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
         done.messages.append(f"fast-forward to {branch} ({theirs[:10]})")
     else:
         resolver = resolver_for(ws.config, merging=True)
-        merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
-                                  renumberer_for(ws.config, log_too=False), SealedLog(ws.config.path("log")))
+        try:
+            merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
+                                      renumberer_for(ws.config, log_too=False), SealedLog(ws.config.path("log")),
+                                      leaver_for(ws.config))
+        except gitio.RepoError as err:      # a merge commit among the ones after a close it leaves out
+            raise MergeRefused(f"{err}; nothing was changed") from None
         if merged.conflicts:
             raise MergeRefused(f"{branch} does not merge by memory rules; nothing was changed",
                                violations=[Violation.of(codes.SIDE_MERGE_CONFLICT, path, 1, path=path, branch=branch)
                                            for path in merged.conflicts])
         assert merged.commit is not None
         tip = merged.commit
+        if merged.leaving is not None:      # a day is in one report, whichever way the branch lands
+            into = gitio.current_branch(repo) if ours == gitio.head_id(repo) else None
+            done.messages.append(merged.leaving.describe(of=f"of {branch}", by=into or ours[:10]))
         if merged.renumbering is not None:
             done.messages.append(merged.renumbering.describe().replace("this side", branch))
     # By the commits' own dates, as a cycle about to start verifies: an entry of the branch that a fast clock dated

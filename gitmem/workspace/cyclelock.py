@@ -24,13 +24,20 @@ LOCK_NAME = "cycle.lock"
 
 
 class LockHeld(GitmemError):
-    """Another live cycle holds the lock; the message says who and how to proceed. `path`: the lock file."""
+    """Another live cycle holds the lock; the message says who and how to proceed. `path`: the lock file; `holder`:
+    who holds it, when the lock says."""
 
     exit_code = ExitCode.DIRTY
 
-    def __init__(self, message: str, path: Path) -> None:
+    def __init__(self, message: str, path: Path, holder: LockInfo | None = None) -> None:
         super().__init__(message)
         self.path = path
+        self.holder = holder
+
+    @property
+    def holder_named(self) -> str:
+        """The holder as a message names it: `the cycle pid 12 on box, started …`, or `another cycle`."""
+        return f"the {self.holder.describe()}" if self.holder is not None else "another cycle"
 
 
 @dataclass(frozen=True)
@@ -144,10 +151,10 @@ def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
                 continue
             if holder.host != socket.gethostname():
                 raise LockHeld(f"another {holder.describe()} holds {path}; if no cycle is running on "
-                               f"{holder.host}, delete that file and retry", path) from None
+                               f"{holder.host}, delete that file and retry", path, holder) from None
             if pid_alive(holder.pid):
                 raise LockHeld(f"another {holder.describe()} is running; wait for it to finish "
-                               f"(the lock is {path})", path) from None
+                               f"(the lock is {path})", path, holder) from None
             stale = holder
             # Re-read just before removing, so a lock a racing runner has just taken is not deleted.
             if read_lock(path) == holder:

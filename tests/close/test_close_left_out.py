@@ -222,3 +222,70 @@ def test_a_left_out_close_whose_cycle_another_writer_numbered_first_keeps_the_cy
                                        "23:49 — shipped it"),
         (3, "2026-11-14 23:50 UTC", ""), (None, "2026-11-15 00:30 UTC", "cycle 3 · built · task at 23:50 — shipped it")]
     assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+
+
+def test_a_replay_that_fails_verify_says_nothing_of_the_closes_it_would_have_left_out(
+        tmp_path: Path, git_env: None) -> None:
+    """The human's commit on the stranded close rewrote an old LOG line (made without the hooks). The push leaves the
+    close out and replays the human's commit, which fails `gitmem verify`: the branch goes back, every commit on it,
+    and the work goes to a side branch. The push's output said the close was left out and the commits rebased,
+    though neither stands; it says only what does."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    stranded = git(runner.path, "rev-parse", "HEAD")
+    rewritten = runner.read("LOG.md").replace("- Task: task at 09:00", "- Task: task at 09:00, rewritten")
+    assert rewritten != runner.read("LOG.md")
+    runner.commit_files({"LOG.md": rewritten}, "reword cycle 1", author=DANA)
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    tip = git(runner.path, "rev-parse", "HEAD")
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.SALVAGED, again.stdout + again.stderr
+    told = [line.removeprefix("gitmem: close: push: ") for line in again.stderr.splitlines()
+            if line.startswith("gitmem: close: push: ")]
+    assert told[0].startswith("the rebased commits fail `gitmem verify`: LOG.md:"), told
+    assert not [line for line in told if "left out" in line or line.startswith("rebased ")], told
+    # Nothing is lost: the side branch holds the stranded close and the human's commit as they were made.
+    assert git(origin, "rev-parse", "gitmem/close-2026-11-14") == tip
+    assert git(runner.path, "rev-parse", "gitmem/close-2026-11-14~1") == stranded
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+
+
+def test_a_close_left_out_of_its_push_does_not_close_again_while_a_cycle_started_here_holds_the_lock(
+        tmp_path: Path, git_env: None) -> None:
+    """The push publishes the human's commit and leaves the stranded close out; a cycle started in the runner's
+    checkout while it pushed (a real process holding the real lock). The close, about to run again on what the
+    remote holds, stopped on the lock (exit 3), the push's report unshown though it landed. Now it says the push left
+    the close out and that it did not close again, names no commit, and exits 0: the remote holds the day's close and
+    everything else; the next close, once the cycle ends, finds nothing more to report."""
+    from tests.close.test_close_race import CycleStarts
+
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
+    cycle = CycleStarts(runner.path, tmp_path)
+    cycle.on_first_push(runner.path)
+    try:
+        again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+        assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+        first = again.stdout.splitlines()[0]
+        assert first.startswith(
+            "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day "
+            "first: the push left out the 1 close(s) made here that never reached it; it did not close again, as the "
+            f"cycle pid {cycle.pid} on "), first
+        assert first.endswith(" runs in this checkout now: once it ends, run `gitmem close --push` again to report "
+                              "what only the close(s) left out held"), first
+        assert not [line for line in again.stdout.splitlines() if line.startswith("committed ")], again.stdout
+        assert "push: left out 1 close commit(s) made here: the remote closed 2026-11-14 first" in again.stderr
+    finally:
+        cycle.end()
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+    later = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert later.returncode == ExitCode.OK, later.stdout + later.stderr
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]

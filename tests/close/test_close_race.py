@@ -77,9 +77,10 @@ def test_a_catch_up_beaten_to_one_of_its_days_closes_again_the_days_left_open(tm
     assert result.days == ["2026-11-15"] and "this close stepped aside and closed again on it" in result.message
 
 
-def _close_on_first_push(runner: Path, human: Path, when: datetime) -> Path:
+def _close_on_first_push(runner: Path, human: Path, when: datetime, *, then: str = "") -> Path:
     """The runner's pre-push hook runs the human's `close --push` (at `when`) once: the other close lands on the
-    remote after the runner's close checked the remote and before its push, the narrowest window of the race."""
+    remote after the runner's close checked the remote and before its push, the narrowest window of the race.
+    `then`: shell lines the hook runs right after it, once too."""
     from tests.close.test_close_late_runs import FAKETIME
     from tests.support.hostile import GITMEM
 
@@ -90,7 +91,9 @@ def _close_on_first_push(runner: Path, human: Path, when: datetime) -> Path:
 [ -e '{said}' ] && exit 0
 cd '{human}' && env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
     '{FAKETIME}' -f '@{when:%Y-%m-%d %H:%M:%S}' '{GITMEM}' close --push --no-llm >'{said}' 2>&1
-echo "exit $?" >>'{said}'
+status=$?
+{then}
+echo "exit $status" >>'{said}'
 """)
     hook.chmod(0o755)
     return said
@@ -165,3 +168,96 @@ def test_a_stranded_close_and_the_next_days_close_on_it_both_step_aside(tmp_path
             in next_day.stdout)
     assert [(e.get("Day"), (e.get("Done") or "")[:7]) for e in closes(git(origin, "show", "main:LOG.md"))] == [
         ("2026-11-14", "cycle 1"), ("2026-11-15", "")]
+
+
+# A cycle that starts in the runner's checkout and holds its lock (a real process taking the real lock) until
+# `release` exists; it writes its pid to `ready` once it holds it.
+_HOLDER = """
+import os, sys, time
+from pathlib import Path
+from gitmem import gitio
+from gitmem.workspace import cyclelock
+
+runner, ready, release = sys.argv[1:4]
+with cyclelock.acquire(gitio.state_dir(gitio.open_repo(Path(runner))), what="cycle"):
+    Path(ready).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 120
+    while not Path(release).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+"""
+
+
+class CycleStarts:
+    """A cycle that starts in `runner`'s checkout while its push runs: `lines` are the shell lines a pre-push hook
+    runs to start it (they return once it holds the lock); `end()` lets it finish and waits until its lock is gone."""
+
+    def __init__(self, runner: Path, folder: Path) -> None:
+        import sys
+
+        script, self.ready, self.release = folder / "holder.py", folder / "holder.pid", folder / "holder.release"
+        script.write_text(_HOLDER)
+        self.lock = runner / ".git" / "gitmem" / "cycle.lock"
+        self.lines = f"""
+env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
+    setsid '{sys.executable}' '{script}' '{runner}' '{self.ready}' '{self.release}' </dev/null >/dev/null 2>&1 &
+while [ ! -s '{self.ready}' ]; do sleep 0.05; done"""
+
+    @property
+    def pid(self) -> int:
+        return int(self.ready.read_text())
+
+    def on_first_push(self, runner: Path) -> None:
+        """The runner's pre-push hook starts the cycle, on the first push only."""
+        hook = runner / ".git" / "hooks" / "pre-push"
+        hook.parent.mkdir(exist_ok=True)
+        hook.write_text(f"#!/bin/sh\n[ -e '{self.ready}' ] && exit 0\n{self.lines}\nexit 0\n")
+        hook.chmod(0o755)
+
+    def end(self) -> None:
+        import time
+
+        self.release.touch()
+        deadline = time.monotonic() + 30
+        while self.lock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not self.lock.exists()
+
+
+def test_a_close_that_finds_a_cycle_started_while_it_pushed_leaves_the_branch_to_it(
+        tmp_path: Path, git_env: None) -> None:
+    """The other close lands while this close pushes (the runner's pre-push hook lands it once), and a cycle starts in
+    the runner's checkout right then: the close, finding the other close, would retake its lock to step aside, but
+    the cycle holds it and HEAD is the cycle's to move. The close said only what the lock said, exit 3 as if it had
+    refused to start, its report unshown though it committed. Now: nothing moves and nothing is pushed (exit 6, the
+    close's commit only on this disk), the message says what happened and what to run once the cycle ends, and that
+    run leaves the close out: one report of the day."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    cycle = CycleStarts(runner.path, tmp_path)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC),
+                                then=cycle.lines)
+    try:
+        ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+        assert said.read_text().endswith("exit 0\n"), said.read_text()
+        assert ours.returncode == ExitCode.LOCAL_ONLY, ours.stdout + ours.stderr
+        assert ours.stdout.splitlines()[0] == "closed 2026-11-14: 1 cycle (1 built, 0 published, 0 no-build)"
+        made = git(runner.path, "rev-parse", "HEAD")
+        assert f"committed {made[:10]} gitmem: close 2026-11-14" in ours.stdout
+        assert ours.stderr.splitlines()[-1].startswith(
+            "gitmem: close: push: origin/main got another close while this one pushed, and the cycle pid "
+            f"{cycle.pid} on "), ours.stderr
+        assert ours.stderr.splitlines()[-1].endswith(
+            "runs in this checkout now, so the branch was left to it: nothing was pushed, and what this "
+            "branch holds that origin/main lacks is only on this disk; once it ends, run `gitmem close --push` "
+            "again (a close of a day origin/main closed first is left out)"), ours.stderr
+        assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+        assert git(runner.path, "log", "--format=%s", "-1").strip() == "gitmem: close 2026-11-14"
+        assert git(runner.path, "status", "--porcelain") == ""
+    finally:
+        cycle.end()
+    again = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
