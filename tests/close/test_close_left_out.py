@@ -6,6 +6,7 @@ out says so and closes again, naming no other clone's commit as its own. Real cl
 `gitmem` CLI on libfaketime's clock."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -45,10 +46,11 @@ def _local_cycle(repo: GitRepo, when: datetime) -> None:
     repo.commit("gitmem: cycle", author=AGENT)
 
 
-def _stranded_close_under(tmp_path: Path, *, cycle_after: bool) -> tuple[GitRepo, Path]:
-    """(the runner's clone, origin): the runner's close of 2026-11-14 at 23:47 committed but not pushed (exit 6),
-    then a human's commit on top of it in the runner's clone (and with `cycle_after`, a cycle at 23:50 there too),
-    then the human's own clone's close of that day at 23:52 pushed to origin; the runner is online again."""
+def stranded_close(tmp_path: Path, on_it: Callable[[GitRepo], None],
+                   before_theirs: Callable[[GitRepo], None] = lambda _human: None) -> tuple[GitRepo, GitRepo, Path]:
+    """(the runner's clone, the human's clone, origin): the runner's close of 2026-11-14 at 23:47 committed but not
+    pushed (exit 6), `on_it(runner)` made on top of it, `before_theirs(human)` in the human's clone, then that clone's
+    own close of the day at 23:52 pushed to origin; the runner is online again."""
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
@@ -56,12 +58,24 @@ def _stranded_close_under(tmp_path: Path, *, cycle_after: bool) -> tuple[GitRepo
     offline = _offline(runner)
     failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
-    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
-    if cycle_after:
-        _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+    on_it(runner)
+    before_theirs(human)
     theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
     assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
     offline.unlink()
+    return runner, human, origin
+
+
+def _humans_notes(runner: GitRepo, *, cycle_after: bool = False) -> None:
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    if cycle_after:
+        _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+
+
+def _stranded_close_under(tmp_path: Path, *, cycle_after: bool) -> tuple[GitRepo, Path]:
+    """(the runner's clone, origin): `stranded_close` with a human's commit on the close in the runner's clone (and
+    with `cycle_after`, a cycle at 23:50 there too)."""
+    runner, _, origin = stranded_close(tmp_path, lambda runner: _humans_notes(runner, cycle_after=cycle_after))
     return runner, origin
 
 
@@ -200,19 +214,8 @@ def test_a_left_out_close_whose_cycle_another_writer_numbered_first_keeps_the_cy
         tmp_path: Path, git_env: None) -> None:
     """The human's clone ran its own cycle 2 (23:49) before its close; the runner's cycle 2 (23:50, on the stranded
     close) becomes cycle 3 as it is replayed without the closes, and the close run again reports it alone."""
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    offline = _offline(runner)
-    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
-    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
-    _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
-    write_cycle(human, datetime(2026, 11, 14, 23, 49, tzinfo=UTC))
-    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
-    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
-    offline.unlink()
+    runner, _, origin = stranded_close(tmp_path, lambda runner: _humans_notes(runner, cycle_after=True),
+                                       lambda human: write_cycle(human, datetime(2026, 11, 14, 23, 49, tzinfo=UTC)))
     again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert again.returncode == ExitCode.OK, again.stdout + again.stderr
     pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
@@ -230,20 +233,15 @@ def test_a_replay_that_fails_verify_says_nothing_of_the_closes_it_would_have_lef
     close out and replays the human's commit, which fails `gitmem verify`: the branch goes back, every commit on it,
     and the work goes to a side branch. The push's output said the close was left out and the commits rebased,
     though neither stands; it says only what does."""
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    offline = _offline(runner)
-    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
-    stranded = git(runner.path, "rev-parse", "HEAD")
-    rewritten = runner.read("LOG.md").replace("- Task: task at 09:00", "- Task: task at 09:00, rewritten")
-    assert rewritten != runner.read("LOG.md")
-    runner.commit_files({"LOG.md": rewritten}, "reword cycle 1", author=DANA)
-    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
-    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
-    offline.unlink()
+    stranded: list[str] = []
+
+    def reword(runner: GitRepo) -> None:
+        stranded.append(git(runner.path, "rev-parse", "HEAD"))
+        rewritten = runner.read("LOG.md").replace("- Task: task at 09:00", "- Task: task at 09:00, rewritten")
+        assert rewritten != runner.read("LOG.md")
+        runner.commit_files({"LOG.md": rewritten}, "reword cycle 1", author=DANA)
+
+    runner, _, origin = stranded_close(tmp_path, reword)
     tip = git(runner.path, "rev-parse", "HEAD")
     again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert again.returncode == ExitCode.SALVAGED, again.stdout + again.stderr
@@ -253,7 +251,7 @@ def test_a_replay_that_fails_verify_says_nothing_of_the_closes_it_would_have_lef
     assert not [line for line in told if "left out" in line or line.startswith("rebased ")], told
     # Nothing is lost: the side branch holds the stranded close and the human's commit as they were made.
     assert git(origin, "rev-parse", "gitmem/close-2026-11-14") == tip
-    assert git(runner.path, "rev-parse", "gitmem/close-2026-11-14~1") == stranded
+    assert git(runner.path, "rev-parse", "gitmem/close-2026-11-14~1") == stranded[0]
     assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
 
 

@@ -14,7 +14,7 @@ from gitmem import gitio
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from tests.close.test_close_late_runs import closes, gitmem_at, write_cycle
-from tests.close.test_close_left_out import _local_cycle, _offline
+from tests.close.test_close_left_out import _local_cycle, stranded_close
 from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import DANA, GitRepo, make_repo
@@ -26,17 +26,8 @@ def _stale_close_on_a_side_branch(tmp_path: Path) -> tuple[GitRepo, GitRepo, Pat
     """(the runner's clone, the human's clone, origin): the runner's close of 2026-11-14 at 23:47 never reached origin
     (exit 6), a cycle at 23:50 ran on it, and the runner's branch went to origin as `gitmem/close-2026-11-14`; the
     human's clone closed the 14th at 23:52 on main first."""
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    offline = _offline(runner)
-    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
-    _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
-    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
-    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
-    offline.unlink()
+    runner, human, origin = stranded_close(
+        tmp_path, lambda runner: _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC)))
     git(runner.path, "push", "--quiet", "origin", "HEAD:refs/heads/gitmem/close-2026-11-14")
     git(human.path, "pull", "--quiet", "--ff-only")
     git(human.path, "fetch", "--quiet", "origin")
