@@ -22,7 +22,7 @@ from gitmem.fleet.fleetfile import DEVICE_NAMES
 from gitmem.fleet.need import by_need, fleet_notes, headline, nothing_waits, unread_note
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.public import PUBLIC_NOTE, public_row
-from gitmem.fleet.read import AgentReading, AgentRow, InboxItem
+from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem
 from gitmem.memory.log import OUTCOMES
 from gitmem.report import series
 from gitmem.report.charts import COLOURS
@@ -109,16 +109,21 @@ def write_agent_pages(view: FleetView, folder: Path) -> int:
 
 def stale_agent_pages(folder: Path, rows: Sequence[AgentRow]) -> list[str]:
     """The agents' pages in `folder`'s AGENT_PAGES a report wrote earlier for no agent of `rows` (the fleet's
-    agents, read this time or not): an agent taken out of the fleet file, a workspace renamed. Each quotes that
+    agents, read this time or not: an unreadable one keeps every page of its own): an agent taken out of the fleet
+    file, a workspace renamed. Each quotes that
     agent's memory, which whoever publishes the folder would publish with the new pages. Only a report's page is
     named (its data script, `DATA_ID`); a file of the human's own there, a link, or a deeper folder is not, and
     nothing is followed."""
     kept = {unicodedata.normalize("NFC", name).casefold() for name in agent_page_files(rows).values()}
+    # An agent that could not be read this time has no workspace rows: its workspaces' pages stay.
+    agents = {unicodedata.normalize("NFC", f"{AGENT_PAGES}/{row.agent}/").casefold() for row in rows
+              if row.verdict == UNREADABLE}
     found: list[str] = []
     if (folder / AGENT_PAGES).is_symlink():
         return found
     for rel in _html_below(folder, AGENT_PAGES, depth=2):
-        if unicodedata.normalize("NFC", rel).casefold() in kept:
+        folded = unicodedata.normalize("NFC", rel).casefold()
+        if folded in kept or any(folded.startswith(agent) for agent in agents):
             continue
         try:
             head = files.read_bytes(folder, rel)

@@ -410,6 +410,15 @@ def test_a_page_written_for_an_agent_taken_out_of_the_fleet_is_removed_with_the_
     assert done.code == 0, done.err
     assert sorted(p.relative_to(agents).as_posix() for p in agents.rglob("*.html")) == ["about.html", "alpha.html"]
     assert "removed 2 page(s)" in done.out + done.err and "agents/duo/writer.html" in done.out + done.err
+    # An agent still in the fleet that cannot be read this time keeps its workspaces' pages.
+    fleet.write_text("agents:\n  - name: alpha\n    repo: alpha\n  - name: duo\n    repo: duo\n"
+                     "    stall_after: 90d\n", encoding="utf-8")
+    assert cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path).code == 0
+    shutil.move(tmp_path / "duo", tmp_path / "duo-away")
+    unread = cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path)
+    assert unread.code == 2 and "removed" not in unread.out + unread.err
+    assert sorted(p.relative_to(agents).as_posix() for p in agents.rglob("*.html")) == [
+        "about.html", "alpha.html", "duo/reviewer.html", "duo/writer.html"]
 
 ROW_LINES = """Array.from(document.querySelectorAll('table.health tbody tr')).map(row => {
   let most = 0;                      // the most lines any visible cell's text takes
