@@ -1,9 +1,11 @@
 """A project's own pytest settings that decide where pytest looks for files to import (`norecursedirs`) and which
 it imports there (`python_files`).
 
-pytest takes its settings from the first of these files at the top of the tree that is pytest's: `pytest.ini` and
-`.pytest.ini` (whatever they hold), `pyproject.toml` with a `[tool.pytest.ini_options]` table, `tox.ini` with a
-`[pytest]` section, `setup.cfg` with a `[tool:pytest]` one. A `norecursedirs` there replaces pytest's default
+pytest takes its settings from the first of these files at the top of the tree that is pytest's (pytest 9's
+`_pytest.config.findpaths.CONFIG_LOADERS_BY_NAME`): `pytest.toml` and `.pytest.toml` (their `[pytest]` table, in
+TOML's own types) and `pytest.ini` and `.pytest.ini` (whatever they hold), `pyproject.toml` with a `[tool.pytest]`
+table (TOML's types) or a `[tool.pytest.ini_options]` one, `tox.ini` with a `[pytest]` section, `setup.cfg` with a
+`[tool:pytest]` one. A `norecursedirs` there replaces pytest's default
 list whole: `norecursedirs = docs` sends pytest into `build/`, `dist/`, `node_modules/` and every dot folder,
 which the default keeps it out of (a virtualenv stays out either way). A `python_files` there replaces the default
 `test_*.py *_test.py` the same way: `python_files = check_*.py` makes pytest import `check_evil.py`. What the runner's
@@ -35,9 +37,9 @@ from gitmem.confined.files import FileRefused, open_read
 # pytest's own defaults, which a project's settings replace
 DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
 DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
-# (file at the top of the tree, its pytest section), in pytest's order; pyproject.toml's is a TOML table
-SETTINGS_FILES = (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("pyproject.toml", ""),
-                  ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+# (file at the top of the tree, its pytest section), in pytest's order; the TOML files' tables are _from_toml's
+SETTINGS_FILES = (("pytest.toml", ""), (".pytest.toml", ""), ("pytest.ini", "pytest"), (".pytest.ini", "pytest"),
+                  ("pyproject.toml", ""), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 MAX_BYTES = 1024 * 1024          # a settings file, not a document
 
 Reader = Callable[[str], bytes | None]      # a file's bytes at the top of the tree, by name; None when absent
@@ -68,7 +70,7 @@ def project_settings(read: Reader) -> PytestSettings:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             return PytestSettings()                # pytest stops at it too, and fails
-        pytests, found = _from_toml(text) if name == "pyproject.toml" else _from_ini(
+        pytests, found = _from_toml(text, own=name != "pyproject.toml") if name.endswith(".toml") else _from_ini(
             text, section, always=name.endswith("pytest.ini"))
         if pytests:
             return _with_addopts(found)
@@ -129,20 +131,28 @@ def _from_ini(text: str, section: str, *, always: bool) -> Found:
     return True, {key: _words(value) for key, value in values.items() if value is not None}
 
 
-def _from_toml(text: str) -> Found:
-    """The settings in pyproject.toml's `[tool.pytest.ini_options]`, which makes the file pytest's."""
+def _from_toml(text: str, *, own: bool) -> Found:
+    """The settings in a TOML file: `pytest.toml`'s `[pytest]` table (`own`: the file is pytest's whatever it holds),
+    or pyproject.toml's `[tool.pytest]` table (TOML's types) or else its `[tool.pytest.ini_options]` (either makes
+    the file pytest's)."""
     try:
         data = loads_toml(text)
     except ValueError:           # TooDeep too
-        return False, {}
-    tool = data.get("tool")
-    table = tool.get("pytest") if isinstance(tool, dict) else None
-    options = table.get("ini_options") if isinstance(table, dict) else None
-    if not isinstance(options, dict):
-        return False, {}
+        return own, {}
+    if own:
+        options: object = data.get("pytest")
+    else:
+        tool = data.get("tool")
+        table = tool.get("pytest") if isinstance(tool, dict) else None
+        if not isinstance(table, dict):
+            return False, {}
+        native = {key: value for key, value in table.items() if key != "ini_options"}
+        options = native or table.get("ini_options")
+        if not isinstance(options, dict):
+            return False, {}
     found: dict[str, tuple[str, ...]] = {}
     for key in KEYS:
-        value = options.get(key)
+        value = options.get(key) if isinstance(options, dict) else None
         if isinstance(value, str):
             found[key] = _words(value)
         elif isinstance(value, list):

@@ -149,3 +149,24 @@ def test_the_sweep_takes_what_pytest_runs_by_the_projects_addopts(tmp_path: Path
     assert pytests == ({"pkg/notes.md"} if "glob" in addopts else {"pkg/helper.py"})
     settings = pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path))
     assert set(bytecode.fresh(tmp_path, 0, [settings]).runnable) == pytests
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("pytest.toml", '[pytest]\npython_files = ["check_*.py"]\nnorecursedirs = ["docs"]\n'),
+    (".pytest.toml", '[pytest]\npython_files = ["check_*.py"]\nnorecursedirs = ["docs"]\n'),
+    ("pyproject.toml", '[project]\nname = "x"\n[tool.pytest]\npython_files = ["check_*.py"]\n'
+                       'norecursedirs = ["docs"]\n'),
+])
+def test_pytest_9s_own_toml_settings_are_read_as_pytest_reads_them(tmp_path: Path, name: str, text: str) -> None:
+    """pytest 9 reads `pytest.toml`, `.pytest.toml` and pyproject's `[tool.pytest]` (TOML's types) before any ini
+    file: under them the real pytest imports `build/check_evil.py`, and so the sweep takes it."""
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "tox.ini").write_text("[pytest]\nnorecursedirs = build\n", encoding="utf-8")   # pytest's after it
+    for rel in ("build/check_evil.py", "pkg/check_x.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("def test_x():\n    pass\n", encoding="utf-8")
+    settings = pytest_settings.project_settings(pytest_settings.tree_reader(tmp_path))
+    assert (settings.python_files, settings.norecursedirs) == (("check_*.py",), ("docs",))
+    collected = _collected(tmp_path)
+    assert collected == {"build/check_evil.py", "pkg/check_x.py"}, "the real pytest imports both"
+    assert collected <= set(bytecode.fresh(tmp_path, 0, [settings]).runnable)
