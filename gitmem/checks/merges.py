@@ -190,14 +190,20 @@ def _closed_first(theirs: _Entries, ours: _Entries, in_merge: set[str]) -> froze
     (log.closes_left_out_from); a day is in one report. Only those the merge does not hold."""
     shared = set(theirs.texts) & set(ours.texts)
     closed = {day for entry, raw in zip(ours.entries, ours.texts, strict=False)
-              if entry.cycle is None and raw not in shared and (day := log.closed_day(entry)) is not None}
+              if _is_close(entry) and raw not in shared and (day := log.closed_day(entry)) is not None}
     if not closed:
         return frozenset()
+    # Only close entries themselves: an amendment (a human's correction of a close) is never left out.
     own = [(raw, {day} if (day := log.closed_day(entry)) is not None else set())
            for entry, raw in zip(theirs.entries, theirs.texts, strict=False)
-           if entry.cycle is None and raw not in shared]
+           if _is_close(entry) and raw not in shared]
     left = own[log.closes_left_out_from([days for _, days in own], closed):]
     return frozenset(raw for raw, _ in left if raw not in in_merge)
+
+
+def _is_close(entry: log.LogEntry) -> bool:
+    """A close entry, not an amendment of one: no cycle number, and no line it supersedes."""
+    return entry.cycle is None and entry.amends is None
 
 
 def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
