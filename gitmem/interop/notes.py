@@ -72,10 +72,8 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
             if (reader.root / name).is_file() and not (reader.root / name).is_symlink()}
     for name in files:
         rel = _as_itself(reader.root, name, seen)
-        loaded = reader.read(rel) if rel is not None else None
-        if loaded is not None and rel is not None:
-            facts += _notes(loaded.text, rel, prefix, loaded.written)
-            facts += _imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, 1)
+        if rel is not None:
+            facts += _file_notes(reader, prefix, rel, seen, 1)
     for name in below:
         loaded = reader.read(name)
         if loaded is None:
@@ -166,11 +164,18 @@ def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str
         if rel is None:
             continue
         seen.add(rel)
-        loaded = reader.read(rel)    # a link or a file that cannot be read is a problem, as any source file's
-        if loaded is not None:
-            facts += _notes(loaded.text, rel, prefix, loaded.written)
-            facts += _imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, hop + 1)
+        facts += _file_notes(reader, prefix, rel, seen, hop + 1)
     return facts
+
+
+def _file_notes(reader: Reader, prefix: str, rel: str, seen: set[str], hop: int) -> list[Fact]:
+    """The notes of the instruction file `rel`, and of the files its imports name (`hop` the depth of those); a link
+    or a file that cannot be read is a problem, as any source file's."""
+    loaded = reader.read(rel)
+    if loaded is None:
+        return []
+    return [*_notes(loaded.text, rel, prefix, loaded.written),
+            *_imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, hop)]
 
 
 def _target(name: str, target: str) -> tuple[str | None, str]:
