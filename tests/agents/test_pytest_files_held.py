@@ -43,6 +43,14 @@ put("scratch/notes.py")                      # not a name pytest imports
 '''
 
 
+def _cycle_held(cli, memrepo: GitRepo) -> tuple[dict, list[str]]:
+    """A cycle run to its end (exit 0), as `--json` says it, and the paths it held as files pytest runs (GM776)."""
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(result.out)
+    return said, sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+
+
 def _cycle(tmp_path: Path, memrepo: GitRepo, cli, sandbox: str) -> tuple[dict, Path]:
     memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "scratch/\nnode_modules/\n"},
                          "ignore the scratch folder")
@@ -124,10 +132,7 @@ def test_files_pytest_runs_where_the_projects_own_norecursedirs_sends_it_are_hel
                           "pytest.ini": PROJECT_SETTINGS}, "the project's pytest settings")
     marker = tmp_path / "pytest-ran"
     command_agent(tmp_path, memrepo, _plant_in_build(marker, settings))
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    said = json.loads(result.out)
-    found = sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+    said, found = _cycle_held(cli, memrepo)
     assert found == [".scratch/conftest.py", "build/lib/conftest.py"]
     for path in found:
         assert not os.path.lexists(memrepo.path / path)
@@ -170,10 +175,7 @@ def test_files_pytest_runs_by_the_projects_python_files_or_as_doctests_are_held(
     marker = tmp_path / "pytest-ran"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
     command_agent(tmp_path, memrepo, _plant_by_name(marker))
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    said = json.loads(result.out)
-    found = sorted(v["path"] for v in said["violations"] if v["code"] == "GM776")
+    said, found = _cycle_held(cli, memrepo)
     assert found == ["scratch/check_evil.py", "scratch/test_notes.txt"]
     for path in found:
         assert not os.path.lexists(memrepo.path / path)
@@ -290,11 +292,8 @@ for rel in ("build/conftest.py", "build/gen/generated.py"):
 open(os.path.join(root, "build", "notes.rst"), "w").write(">>> _ = open({str(marker)!r}, 'a').write('doctest')\\n")
 open(os.path.join(root, "pytest.ini"), "w").write("[pytest]\\ntestpaths = build/gen/generated.py build/notes.rst\\n")
 ''')
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    said = json.loads(result.out)
-    assert sorted(v["path"] for v in said["violations"] if v["code"] == "GM776") == [
-        "build/conftest.py", "build/gen/generated.py", "build/notes.rst"]
+    said, found = _cycle_held(cli, memrepo)
+    assert found == ["build/conftest.py", "build/gen/generated.py", "build/notes.rst"]
     held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{said['cycle']}" / "build"
     assert sorted(path.name for path in held.rglob("*") if path.is_file()) == [
         "conftest.py.held", "generated.py.held", "notes.rst.held"]
