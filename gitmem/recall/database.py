@@ -13,7 +13,7 @@ from gitmem.errors import GitmemError
 from gitmem.recall.corpus import Doc
 
 # Bump when the schema or what a document holds changes; an index from another version is rebuilt.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""

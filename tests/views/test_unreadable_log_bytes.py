@@ -4,6 +4,7 @@ decode; `report` and `recall` say on stderr (and in their data) which lines they
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
@@ -73,6 +74,23 @@ def test_recall_says_which_lines_it_could_not_read_as_the_index_grows(memrepo: G
                                                         b"- Task: parser measured \xff once more\n"}, "appended")
     answer = json.loads(cli(["recall", "parser measured", "--json"], cwd=memrepo.path).out)
     assert [u["line"] for u in answer["unreadable"]] == [line, second], answer["unreadable"]
+
+
+def test_an_index_from_before_recall_named_bad_bytes_is_rebuilt_and_names_them(memrepo: GitRepo, cli) -> None:
+    """An index the previous release built kept no such lines in its sync state: it is from another schema and
+    is rebuilt, not trusted to have read LOG whole."""
+    line, _ = with_bad_bytes(memrepo, cli)
+    assert cli(["recall", "parser measured"], cwd=memrepo.path).code == ExitCode.OK
+    index = memrepo.path / ".git" / "gitmem" / "recall.sqlite"
+    conn = sqlite3.connect(index)
+    with conn:      # as the previous release left it: its schema number, and no `undecodable` in any state
+        conn.execute("UPDATE meta SET value = '10' WHERE key = 'schema'")
+        for path, state in conn.execute("SELECT path, state FROM sources").fetchall():
+            kept = {key: value for key, value in json.loads(state).items() if key != "undecodable"}
+            conn.execute("UPDATE sources SET state = ? WHERE path = ?", (json.dumps(kept), path))
+    conn.close()
+    answer = json.loads(cli(["recall", "parser measured", "--json"], cwd=memrepo.path).out)
+    assert [(u["path"], u["line"]) for u in answer["unreadable"]] == [("LOG.md", line)], answer["unreadable"]
 
 
 def test_recall_of_a_clean_log_says_nothing(memrepo: GitRepo, cli) -> None:
