@@ -148,49 +148,64 @@ def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path:
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
 
 
-def test_a_close_whose_branch_changed_while_another_close_landed_keeps_both_and_the_next_push_sorts_them(
+def test_a_close_whose_branch_changed_while_another_close_landed_runs_again_and_pushes(
         tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The push finds another close of the day on the remote before it rebases (it landed while this close pushed:
     the runner's pre-push hook lands the human's close once), and the human commits in the runner's checkout right
     then, between that look and the close taking its lock again to step aside. The branch is no longer the close's
-    alone: nothing moves, nothing is pushed (exit 6), and the message says to run it again. The next `close --push`
-    publishes the human's commit and leaves the close out: one report of the day.
+    alone, so it does not step aside, which would drop the human's commit. It gave up (exit 6: nothing was pushed,
+    run it again); now it runs again at once: the push publishes the human's commit and leaves the close out (the
+    remote closed its day first), and the close, run on what the remote holds, finds nothing more to report.
 
     The moment is made deterministic by wrapping the real `overtaken_by`: right after the push's look finds the other
     close, the human's commit is made (a real commit in the real checkout); every look runs as it is."""
-    from gitmem.close import overtaken, run_close
+    from gitmem.close import run_close
 
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
     human = clone(origin, tmp_path / "human", DANA)
     said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    made = _commits_right_after_the_push_looked(monkeypatch, lambda: runner.commit_files(
+        {"notes.txt": "the human's notes\n"}, "notes", author=DANA))
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.OK, result.push
+    assert result.violations == [] and result.commit is None
+    assert result.message == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day first: "
+        "the push left out the 1 close(s) made here that never reached it, and the close ran again on what "
+        "origin/main holds; origin/main got another close while this one pushed, and this branch changed since: "
+        "the close ran again on it")
+    assert ("left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a day is in one report "
+            "(the next close reports what only they held)") in result.push.messages
+    assert [(e.get("Day"), str(e.when), e.get("Done")) for e in closes(git(origin, "show", "main:LOG.md"))] == [
+        ("2026-11-14", "2026-11-14 23:48 UTC", "cycle 1 · built · task at 09:00 — shipped it")]
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert git(runner.path, "status", "--porcelain") == ""
+
+
+def _commits_right_after_the_push_looked(monkeypatch: pytest.MonkeyPatch, commit: Callable[[], object]) -> list[str]:
+    """Wrap the real `overtaken_by` so that `commit` (a real commit in the runner's checkout) is made once, right
+    after a look that finds another close: after the push's look, before the close takes its lock again to judge
+    the branch. Every look runs as it is. The list holds the commit once made."""
+    from gitmem.close import overtaken
+
     looked = overtaken.overtaken_by
     made: list[str] = []
 
-    def the_human_commits_right_after_the_push_looked(*args: object) -> overtaken.Overtaken | None:
+    def and_then_a_commit(*args: object) -> overtaken.Overtaken | None:
         found = looked(*args)       # type: ignore[arg-type]
         if found is not None and not made:
-            made.append(str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)))
+            made.append(str(commit()))
         return found
 
-    monkeypatch.setattr(overtaken, "overtaken_by", the_human_commits_right_after_the_push_looked)
-    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
-    assert said.read_text().endswith("exit 0\n"), said.read_text()
-    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY
-    told = ("origin/main got another close while this one pushed, and this branch changed since: nothing was pushed; "
-            "run `gitmem close --push` again")
-    assert result.push.messages == [told]
-    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
-    assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
-        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
-    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
-    monkeypatch.undo()
-    again = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
-    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
-    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
-    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    monkeypatch.setattr(overtaken, "overtaken_by", and_then_a_commit)
+    return made
 
 
 def test_a_cycles_push_leaves_out_a_stranded_close_of_a_day_the_remote_closed(tmp_path: Path, git_env: None) -> None:
