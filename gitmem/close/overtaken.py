@@ -69,7 +69,8 @@ def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
 
 class OvertakenWhilePushing(Exception):
     """Raised from the push's look at the upstream it fetched (before it rebases onto it): another close landed
-    after the close's own look. Nothing moved yet; the close steps aside as it would have."""
+    after the close's own look. Nothing moved yet; the close steps aside as it would have, or runs again when the
+    branch took a commit of another writer meanwhile (gitmem.close.run)."""
 
     def __init__(self, found: Overtaken) -> None:
         super().__init__(found.where)

@@ -45,7 +45,7 @@ from gitmem.close.llm import CloseModel, api_key_set
 from gitmem.close.promotion import promote_live
 from gitmem.config import ROLES, Config
 from gitmem.confined import files
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
@@ -172,18 +172,12 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                         overtaken.step_aside(ws, found)
             except cyclelock.LockHeld as held:      # a cycle started here meanwhile: HEAD is its to move, not ours
                 busy = held
-            if found is None:       # a commit of another writer came in meanwhile: the next close --push sorts it
-                from gitmem.publish.push import PushStatus
-
-                said = (f"{late.found.where} got another close while this one pushed, and this branch changed since: "
-                        "nothing was pushed; run `gitmem close --push` again") if busy is None else (
-                    f"{late.found.where} got another close while this one pushed, and {busy.holder_named} runs in "
-                    "this checkout now, so the branch was left to it: nothing was pushed, and what this "
-                    f"branch holds that {late.found.where} lacks is only on this disk; once it ends, run `gitmem "
-                    f"close --push` again (a close of a day {late.found.where} closed first is left out)")
-                result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
-                result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, _branch_place(repo, None), 1,
-                                                      message=said))
+            if busy is not None:
+                return _kept_here(ws, result, f"{late.found.where} got another close while this one pushed, and "
+                                  + _left_to(busy, late.found.where))
+            if found is None:       # a commit of another writer came in meanwhile: the branch is not the close's alone
+                return _changed_while_pushing(ws, result, late.found.where, day=day, use_llm=use_llm, clock=clock,
+                                              client=client, overtaken_tries=overtaken_tries)
         else:
             left = overtaken.closes_left_out(ws, left_out)
             if left and result.push.status.exit_code == ExitCode.OK:    # the remote closed their day first
@@ -242,6 +236,44 @@ def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day:
     again.push = first if again.push is None else PushReport(
         again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages])
     return again
+
+
+def _changed_while_pushing(ws: Workspace, result: CloseResult, where: str, *, day: date | None, use_llm: bool,
+                           clock: Clock | None, client: Any, overtaken_tries: int) -> CloseResult:
+    """The push found another close of the day on `where` before it rebased, and when the close held its lock again
+    to step aside, the branch held a commit of another writer (the human's, a cycle's): stepping aside would drop it.
+    The close runs again instead, as `_left_out` does (once more at most `overtaken_tries` times): its push replays
+    that commit and leaves the closes made here out, as `where` closed their day first
+    (gitmem.publish.closed_first), and the close then run on what `where` holds reports what only they held."""
+    said = f"{where} got another close while this one pushed, and this branch changed since"
+    try:
+        again = run_close(ws, day=day, use_llm=use_llm, push=True, clock=clock, client=client,
+                          overtaken_tries=overtaken_tries - 1)
+    except cyclelock.LockHeld as busy:      # a cycle took the lock after the look: HEAD is its to move
+        return _kept_here(ws, result, f"{said}, and {_left_to(busy, where)}")
+    except RunFailure as refused:           # an uncommitted change, a git lock: the close refused to run again
+        return _kept_here(ws, result, f"{said}, and the close could not run again: {refused}; what this branch "
+                                      f"holds that {where} lacks is only on this disk until `gitmem close --push` "
+                                      "runs again")
+    again.message = f"{again.message}; {said}: the close ran again on it"
+    return again
+
+
+def _left_to(busy: cyclelock.LockHeld, where: str) -> str:
+    """Why a close that found another close of its day on `where` while it pushed left the branch to a cycle."""
+    return (f"{busy.holder_named} runs in this checkout now, so the branch was left to it: nothing was pushed, and "
+            f"what this branch holds that {where} lacks is only on this disk; once it ends, run `gitmem close "
+            f"--push` again (a close of a day {where} closed first is left out)")
+
+
+def _kept_here(ws: Workspace, result: CloseResult, said: str) -> CloseResult:
+    """The close's push stopped before anything moved: the branch keeps what it holds, only on this disk (exit 6)."""
+    from gitmem.publish.push import PushStatus
+
+    repo = ws.repo
+    result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
+    result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, _branch_place(repo, None), 1, message=said))
+    return result
 
 
 def _not_again(result: CloseResult, said: str, busy: cyclelock.LockHeld) -> CloseResult:

@@ -148,49 +148,64 @@ def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path:
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
 
 
-def test_a_close_whose_branch_changed_while_another_close_landed_keeps_both_and_the_next_push_sorts_them(
+def test_a_close_whose_branch_changed_while_another_close_landed_runs_again_and_pushes(
         tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The push finds another close of the day on the remote before it rebases (it landed while this close pushed:
     the runner's pre-push hook lands the human's close once), and the human commits in the runner's checkout right
     then, between that look and the close taking its lock again to step aside. The branch is no longer the close's
-    alone: nothing moves, nothing is pushed (exit 6), and the message says to run it again. The next `close --push`
-    publishes the human's commit and leaves the close out: one report of the day.
+    alone, so it does not step aside, which would drop the human's commit. It gave up (exit 6: nothing was pushed,
+    run it again); now it runs again at once: the push publishes the human's commit and leaves the close out (the
+    remote closed its day first), and the close, run on what the remote holds, finds nothing more to report.
 
     The moment is made deterministic by wrapping the real `overtaken_by`: right after the push's look finds the other
     close, the human's commit is made (a real commit in the real checkout); every look runs as it is."""
-    from gitmem.close import overtaken, run_close
+    from gitmem.close import run_close
 
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
     human = clone(origin, tmp_path / "human", DANA)
     said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    made = _commits_right_after_the_push_looked(monkeypatch, lambda: runner.commit_files(
+        {"notes.txt": "the human's notes\n"}, "notes", author=DANA))
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.OK, result.push
+    assert result.violations == [] and result.commit is None
+    assert result.message == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day first: "
+        "the push left out the 1 close(s) made here that never reached it, and the close ran again on what "
+        "origin/main holds; origin/main got another close while this one pushed, and this branch changed since: "
+        "the close ran again on it")
+    assert ("left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a day is in one report "
+            "(the next close reports what only they held)") in result.push.messages
+    assert [(e.get("Day"), str(e.when), e.get("Done")) for e in closes(git(origin, "show", "main:LOG.md"))] == [
+        ("2026-11-14", "2026-11-14 23:48 UTC", "cycle 1 · built · task at 09:00 — shipped it")]
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert git(runner.path, "status", "--porcelain") == ""
+
+
+def _commits_right_after_the_push_looked(monkeypatch: pytest.MonkeyPatch, commit: Callable[[], object]) -> list[str]:
+    """Wrap the real `overtaken_by` so that `commit` (a real commit in the runner's checkout) is made once, right
+    after a look that finds another close: after the push's look, before the close takes its lock again to judge
+    the branch. Every look runs as it is. The list holds the commit once made."""
+    from gitmem.close import overtaken
+
     looked = overtaken.overtaken_by
     made: list[str] = []
 
-    def the_human_commits_right_after_the_push_looked(*args: object) -> overtaken.Overtaken | None:
+    def and_then_a_commit(*args: object) -> overtaken.Overtaken | None:
         found = looked(*args)       # type: ignore[arg-type]
         if found is not None and not made:
-            made.append(str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)))
+            made.append(str(commit()))
         return found
 
-    monkeypatch.setattr(overtaken, "overtaken_by", the_human_commits_right_after_the_push_looked)
-    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
-    assert said.read_text().endswith("exit 0\n"), said.read_text()
-    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY
-    told = ("origin/main got another close while this one pushed, and this branch changed since: nothing was pushed; "
-            "run `gitmem close --push` again")
-    assert result.push.messages == [told]
-    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
-    assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
-        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
-    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
-    monkeypatch.undo()
-    again = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
-    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
-    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
-    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    monkeypatch.setattr(overtaken, "overtaken_by", and_then_a_commit)
+    return made
 
 
 def test_a_cycles_push_leaves_out_a_stranded_close_of_a_day_the_remote_closed(tmp_path: Path, git_env: None) -> None:
@@ -287,3 +302,122 @@ def test_a_close_left_out_of_its_push_does_not_close_again_while_a_cycle_started
     later = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert later.returncode == ExitCode.OK, later.stdout + later.stderr
     assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+
+
+def test_a_close_run_again_after_its_branch_changed_reports_what_only_it_held_and_the_cycle_made_meanwhile(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cycle 2 (23:40) reached the remote after the human's clone last pulled, and that clone holds a commit of its
+    own, so the human's close reports cycle 1 alone (and names cycle 2 as arrived); this close reported both. A
+    cycle (23:50) commits in the runner's checkout right after the push's look found the human's close. The close
+    runs again: the push replays that cycle and leaves out the closes made here (the one of 23:47, and the second
+    close of the day the run again made on the cycle), and the close run on what the remote holds reports cycles 2
+    and 3. Every cycle is in exactly one report on the remote, and no commit is lost."""
+    from gitmem.close import run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    human.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    write_cycle(runner, datetime(2026, 11, 14, 23, 40, tzinfo=UTC))
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+
+    clock = Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC))
+
+    def a_cycle_here() -> str:
+        _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+        clock.moment = datetime(2026, 11, 14, 23, 51, tzinfo=UTC)        # the close runs on after it
+        return git(runner.path, "rev-parse", "HEAD")
+
+    made = _commits_right_after_the_push_looked(monkeypatch, a_cycle_here)
+    result = run_close(Workspace.at(runner.path), push=True, clock=clock)
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.OK, result.push
+    assert result.violations == []
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, str(e.when), e.get("Done"), e.get("Arrived")) for e in pushed] == [
+        (1, "2026-11-14 09:00 UTC", None, None), (2, "2026-11-14 23:40 UTC", None, None),
+        (None, "2026-11-14 23:48 UTC", "cycle 1 · built · task at 09:00 — shipped it", "cycle 2"),
+        (3, "2026-11-14 23:50 UTC", None, None),
+        (None, "2026-11-14 23:51 UTC", "cycle 2 · built · task at 23:40 — shipped it\n"
+                                       "cycle 3 · built · task at 23:50 — shipped it", None)]
+    # No commit is lost: the human's, their close, both cycles of the runner; the closes made here were left out.
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle", "gitmem-agent|gitmem: close 2026-11-14",
+        "Dana Human|notes", "gitmem-agent|gitmem: cycle", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert result.commit == git(runner.path, "rev-parse", "HEAD").strip()
+    assert result.message.endswith("; origin/main got another close while this one pushed, and this branch changed "
+                                   "since: the close ran again on it"), result.message
+    verified = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "verify", "--range", "HEAD~4..HEAD")
+    assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
+
+
+def test_a_close_run_again_after_its_branch_changed_whose_push_fails_keeps_the_work_here_and_exits_6(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As above with the human's commit, but the remote refuses every push from then on (main and the close's
+    fallback branches alike): the close ran again, its push failed for real, and the work is on the local fallback
+    branch and this branch, exit 6, the message saying nothing reached the remote."""
+    from gitmem.close import run_close
+    from tests.support.gitcli import protect_branches
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+
+    def the_humans_commit_and_a_closed_remote() -> str:
+        protect_branches(origin, "main", "gitmem/*")
+        return str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA))
+
+    made = _commits_right_after_the_push_looked(monkeypatch, the_humans_commit_and_a_closed_remote)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY, result.push
+    assert result.push.side_branch == "gitmem/close-2026-11-14"
+    assert result.push.messages[-1].startswith("NOTHING REACHED ORIGIN: "), result.push.messages
+    assert [v.code for v in result.violations] == ["GM803"]
+    # The human's commit, replayed on the remote's close (the one close of the day), is on both local branches.
+    for branch in ("HEAD", "gitmem/close-2026-11-14"):
+        assert git(runner.path, "log", "--format=%an|%s", branch).splitlines() == [
+            "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+            "Ada Human|start from the gitmem template"]
+    assert git(runner.path, "show", "gitmem/close-2026-11-14:notes.txt") == "the human's notes\n"
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+
+
+def test_a_close_that_cannot_run_again_after_its_branch_changed_keeps_the_work_here_and_exits_6(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The human commits in the runner's checkout right after the push's look and leaves a draft uncommitted: the
+    close, run again, would rebase over the draft, and refuses to. Nothing moves and nothing is pushed (exit 6); the
+    message says why, and the draft, the human's commit and the close stay as they were."""
+    from gitmem.close import run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+
+    def the_humans_commit_and_a_draft() -> str:
+        made = str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA))
+        (runner.path / "draft.txt").write_text("half a thought\n")
+        return made
+
+    made = _commits_right_after_the_push_looked(monkeypatch, the_humans_commit_and_a_draft)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY, result.push
+    told = result.push.messages[0]
+    assert told.startswith("origin/main got another close while this one pushed, and this branch changed since, "
+                           "and the close could not run again: the work tree has uncommitted changes: draft.txt; "
+                           ), told
+    assert told.endswith("; what this branch holds that origin/main lacks is only on this disk until `gitmem close "
+                         "--push` runs again"), told
+    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
+    assert (runner.path / "draft.txt").read_text() == "half a thought\n"
+    assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
