@@ -10,12 +10,14 @@
   writeup.py       one day's write-up: its facts, Rule 0 streaks with their lessons, standing conditions, the plan
   llm.py           optional wording by `close.model` (rules, contradictions, prose); it decides nothing
   commit_guard.py  what the close may change, checked before its one commit; restore on failure
+  compose.py       what the close writes: the days it closes, their reports and the plan, in memory
   run.py           the order of it all, the lock, the commit, the push
   overtaken.py     another close that reached the remote first: step aside, to close again on it
 """
 from __future__ import annotations
 
 from gitmem.close.commit_guard import CloseError
-from gitmem.close.run import CloseResult, run_close
+from gitmem.close.compose import CloseResult
+from gitmem.close.run import run_close
 
 __all__ = ["CloseError", "CloseResult", "run_close"]

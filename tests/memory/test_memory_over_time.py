@@ -18,7 +18,7 @@ import pytest
 from gitmem.agents.base import CycleRequest
 from gitmem.close import run_close
 from gitmem.close.backing import Backing
-from gitmem.close.run import MAX_CATCH_UP, days_to_close
+from gitmem.close.compose import MAX_CATCH_UP, days_to_close
 from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
