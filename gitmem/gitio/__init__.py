@@ -7,6 +7,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   snapshots   memory files in a commit, the index or the work tree
   restore     chosen work-tree paths put back as HEAD has them, never through a planted link
   state       the git state a cycle guards: config, hooks, ignore files, references
+  nested      the git directories inside a work tree, found by a bounded walk
   staged      every file a commit of the index or the work tree would change, with its mode
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
   history     revisions, ranges, ancestry, commits for recall
@@ -32,7 +33,7 @@ __all__ = [
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_entries",
-    "config_files", "config_value",
+    "config_files", "config_files_in_tree", "config_value",
     "copy_branch", "copy_turn",
     "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
@@ -67,7 +68,7 @@ __all__ = [
 # the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
 # remotes or rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "ssh_signatures", "readonly")
+                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested")
 
 
 def __getattr__(name: str) -> Any:
@@ -114,6 +115,7 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.bundles import *
     from gitmem.gitio.commits import *
     from gitmem.gitio.history import *
+    from gitmem.gitio.nested import *
     from gitmem.gitio.readonly import *
     from gitmem.gitio.rebase import *
     from gitmem.gitio.remote import *

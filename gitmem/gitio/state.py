@@ -3,9 +3,10 @@
 `state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
 each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
 files that git reads); `config_files` names every config file git reads for the repository, the files they
-include with them; `references_all` and `set_reference` read and put back every reference; `ignored` says
-what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves;
-`config_entries` reads one config file as git reads it.
+include with them, and `config_files_in_tree` those of every git directory in its work tree; `references_all`
+and `set_reference` read and put back every reference; `ignored` says what the ignore rules hide; `tree_links`
+lists a commit's symlinks; `lock_files` finds the lock files git leaves; `config_entries` reads one config file as
+git reads it.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
+from gitmem.gitio.nested import git_dirs_in
 from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
@@ -168,6 +170,22 @@ def config_files(repo: Repo) -> list[Path]:
     own, common = git_dir(repo), common_dir(repo)
     others = [*_submodule_files(repo, common, work_tree(repo)), *_other_work_trees(common, own)]
     return _configs(repo, Path(os.path.expanduser("~")), others)
+
+
+MAX_TREE_CONFIGS = 512         # config files of the git directories in the work tree, their includes with them
+
+
+def config_files_in_tree(repo: Repo) -> list[Path]:
+    """The config files of every git directory in the work tree (gitmem.gitio.nested: a clone kept in the
+    project, a bare repository, where a `.git` file or link leads, each one's `modules/` and `worktrees/`), the
+    repository's own among them, and the files each includes, in turn: git reads them there. Absolute paths,
+    MAX_TREE_CONFIGS at most; none for a bare repository."""
+    tree = work_tree(repo)
+    if tree is None:
+        return []
+    configs = [folder / name for folder in git_dirs_in(tree) for name in CONFIG_NAMES
+               if (folder / name).is_file()]
+    return [*configs, *(path for path in _included(configs) if path not in configs)][:MAX_TREE_CONFIGS]
 
 
 def _configs(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
@@ -318,11 +336,14 @@ MAX_INCLUDE_DEPTH = 10          # git's own limit on nested includes
 def _included(configs: list[Path], depth: int = 0) -> list[Path]:
     """The files `configs` include, followed from each including file's folder as git does, and what those
     include in turn. The files are the human's, read before the agent runs: a plain reading of the
-    `[include]` and `[includeIf "..."]` sections' `path` keys is enough."""
+    `[include]` and `[includeIf "..."]` sections' `path` keys is enough. Only regular files are read: a config
+    in the work tree (a nested repository's) may be the agent's, and a FIFO there would hold the runner."""
     found: list[Path] = []
     if depth >= MAX_INCLUDE_DEPTH:
         return found
     for config in configs:
+        if not config.is_file():
+            continue
         try:
             text = config.read_text(encoding="utf-8", errors="replace")
         except OSError:
