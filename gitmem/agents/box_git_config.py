@@ -17,8 +17,15 @@ such key, and no user or password in any URL. The copy is bound read-only over t
 lifetime; the human's file is never changed. Git inside the box still reads everything else (status, log,
 diff). A file git cannot read is shown empty: what git fails to parse cannot be judged.
 
-The copies hold nothing secret. They live in one private temporary folder of this process, each named by its
-content, and go with the process (`atexit`).
+Where a copy stands over a file the index tracks as the tree holds it (a committed settings file that
+.git/config includes), the box also shows a copy of the index that takes that file as unchanged
+(gitmem.gitio.index_view), so git there does not report it modified. That file's committed text is in the
+objects the agent reads (`git show HEAD:path`): a credential committed is in the history, and no view of the
+tree hides it.
+
+The copies hold nothing secret (the index's names paths and blob ids, as the git directory's own does). They
+live in one private temporary folder of this process, each named by its content, and go with the process
+(`atexit`).
 """
 from __future__ import annotations
 
@@ -47,15 +54,28 @@ def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[
     directory of its work tree (gitmem.gitio.config_files_in_tree), that the box shows (`shown`, given the file's
     real path) and that holds a credential: the copy to bind read-only over the file's real path, where a link to
     it leads too. A file without one is shown as it is (no copy, no mount); one the box does not show is left
-    alone (the host's `~/.gitconfig`: the box has a HOME of its own)."""
+    alone (the host's `~/.gitconfig`: the box has a HOME of its own). And the index's copy when a copy stands
+    over a tracked file (`_index_view`)."""
     found: dict[str, str | None] = {}       # each file read once, however many paths lead to it
     for path in dict.fromkeys([*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]):
         real = os.path.realpath(path)
         if real in found or not shown(real) or not os.path.isfile(real):
             continue
         text = sanitised(Path(real))
-        found[real] = None if text is None else str(_written(text))
-    return tuple((copy, original) for original, copy in found.items() if copy is not None)
+        found[real] = None if text is None else str(_written(text.encode("utf-8", "surrogateescape")))
+    copies = [(copy, original) for original, copy in found.items() if copy is not None]
+    return (*copies, *_index_view(repo, [original for _copy, original in copies]))
+
+
+def _index_view(repo: gitio.Repo, stripped: list[str]) -> list[tuple[str, str]]:
+    """(copy, original) of the index, when a stripped file is one it tracks and the work tree holds as it has
+    it (a committed file that .git/config includes): a copy that takes each such file as unchanged, so git inside
+    sees it as git outside does, not as modified. Nothing where git cannot write one (a split index): git inside
+    then reports the file modified. Its committed text, credential and all, is in the objects the agent reads
+    through git (`git show HEAD:path`), which no view of the work tree hides."""
+    rels = gitio.unchanged_tracked(repo, stripped)
+    data = gitio.index_assuming_unchanged(repo, rels) if rels else None
+    return [] if data is None else [(str(_written(data)), os.path.realpath(gitio.git_dir(repo) / "index"))]
 
 
 def sanitised(path: Path) -> str | None:
@@ -96,8 +116,7 @@ def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
 
 
-def _written(text: str) -> Path:
-    data = text.encode("utf-8", "surrogateescape")
+def _written(data: bytes) -> Path:
     place = _folder() / hashlib.sha256(data).hexdigest()[:32]
     if not place.is_file():
         fd, name = tempfile.mkstemp(dir=place.parent)
