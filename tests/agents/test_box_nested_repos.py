@@ -11,7 +11,7 @@ import pytest
 
 from gitmem import gitio
 from gitmem.agents import box_git_config
-from gitmem.gitio import nested
+from gitmem.gitio import nested, state
 from tests.agents.test_box_git_config import HEADER, HEADER_TOKEN, TOKEN, _boxed, needs_bwrap
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
@@ -125,3 +125,6 @@ def test_the_walk_is_bounded_and_never_waits_on_a_fifo(memrepo: GitRepo, tmp_pat
     assert shallow.resolve() / ".git" in found and deep.resolve() / ".git" not in found
     monkeypatch.setattr(nested, "MAX_GIT_DIRS", 1)
     assert len(nested.git_dirs_in(memrepo.path)) == 1
+    monkeypatch.setattr(nested, "MAX_GIT_DIRS", 256)
+    monkeypatch.setattr(state, "MAX_TREE_CONFIGS", 2)
+    assert len(gitio.config_files_in_tree(memrepo.ws().repo)) == 2
