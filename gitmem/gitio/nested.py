@@ -7,8 +7,10 @@ trees' folders (`worktrees/`). Each of them holds a config git reads there, with
 
 The tree may be deep and wide (a `node_modules`), and its shape is the agent's to choose between two boxes; so
 the walk looks at MAX_WALK_ENTRIES entries at most, MAX_WALK_DEPTH folders deep, and stops at MAX_GIT_DIRS git
-directories. Inside a git directory it enters only `modules/` and `worktrees/`: its objects and refs hold no
-config. Links are not followed, but a `.git` link is read as the pointer it is.
+directories. It goes breadth first, so a clone near the top is found however vast a `node_modules` beside it
+is. Inside a git directory it enters only `modules/` and `worktrees/`: its objects and refs hold no config.
+Links are not followed, but a `.git` link is read as the pointer it is. The bounds are a cost bound, not a
+fence: the agent, which writes the tree, can make it wide or deep enough to put a git directory past them.
 """
 from __future__ import annotations
 
@@ -31,11 +33,13 @@ def git_dirs_in(tree: Path) -> list[Path]:
     top = os.path.realpath(tree)
     found: dict[Path, None] = {}
     seen = 0
-    for folder, dirs, names in walk_tree(top):
+    for folder, dirs, names in walk_tree(top, breadth_first=True):
         seen += len(dirs) + len(names)
         if _is_git_dir(dirs, names):
             _add(found, Path(folder))
             dirs[:] = [name for name in dirs if name in _INNER]
+        elif ".git" in dirs:                # named where it is seen: its own folder may lie past the bounds
+            _add(found, Path(folder, ".git"))
         elif ".git" in names:
             target = _pointed_at(Path(folder, ".git"))
             if target is not None:

@@ -128,3 +128,17 @@ def test_the_walk_is_bounded_and_never_waits_on_a_fifo(memrepo: GitRepo, tmp_pat
     monkeypatch.setattr(nested, "MAX_GIT_DIRS", 256)
     monkeypatch.setattr(state, "MAX_TREE_CONFIGS", 2)
     assert len(gitio.config_files_in_tree(memrepo.ws().repo)) == 2
+
+
+def test_a_clone_near_the_top_is_found_however_vast_the_folder_beside_it(memrepo: GitRepo, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk stops at its bounds; going breadth first, it has seen what lies near the top by then: a
+    `node_modules` of more entries than the bound does not hide `vendor/lib`, whichever the folder lists first."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for number in range(20):
+        folder = memrepo.path / "node_modules" / f"pkg{number}" / "lib"
+        folder.mkdir(parents=True)
+        for item in range(20):
+            (folder / f"f{item}.js").write_bytes(b"")
+    monkeypatch.setattr(nested, "MAX_WALK_ENTRIES", 200)
+    assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
