@@ -23,6 +23,7 @@ MAX_WALK_ENTRIES = 100_000     # files and folders looked at, in all
 MAX_WALK_DEPTH = 24            # folders below the top of the tree
 MAX_GIT_DIRS = 256             # git directories found, in all
 POINTER = "gitdir:"            # a `.git` file's one line: where its git directory is
+POINTER_BYTES = 4096           # read of it (and of a `commondir`), at most
 _INNER = ("modules", "worktrees")   # a git directory's folders that hold git directories
 
 
@@ -62,14 +63,8 @@ def _pointed_at(dot_git: Path) -> Path | None:
     if dot_git.is_symlink():
         target = os.path.realpath(dot_git)
         return Path(target) if os.path.isdir(target) else None
-    if not dot_git.is_file():           # a FIFO the agent left would hold the walk forever
-        return None
-    try:
-        with dot_git.open("r", encoding="utf-8") as handle:
-            line = handle.readline(4096).strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not line.startswith(POINTER) or not line[len(POINTER):].strip():
+    line = _first_line(dot_git)
+    if line is None or not line.startswith(POINTER) or not line[len(POINTER):].strip():
         return None
     target = os.path.realpath(dot_git.parent / line[len(POINTER):].strip())
     return Path(target) if os.path.isdir(target) else None
@@ -78,12 +73,19 @@ def _pointed_at(dot_git: Path) -> Path | None:
 def _add(found: dict[Path, None], git_dir: Path) -> None:
     """`git_dir` and the common directory its `commondir` names (a linked tree's, a worktree's folder's)."""
     found.setdefault(git_dir, None)
-    if not (git_dir / "commondir").is_file():
-        return
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return
+    common = _first_line(git_dir / "commondir")
     place = os.path.realpath(git_dir / common) if common else ""
     if place and os.path.isdir(place):
         found.setdefault(Path(place), None)
+
+
+def _first_line(path: Path) -> str | None:
+    """The first line of the regular file `path`, stripped, read no further than POINTER_BYTES; None when there
+    is none. Never another kind of file: a FIFO the agent left would hold the walk forever."""
+    if not path.is_file():
+        return None
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            return handle.readline(POINTER_BYTES).strip()
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -130,6 +130,18 @@ def test_the_walk_is_bounded_and_never_waits_on_a_fifo(memrepo: GitRepo, tmp_pat
     assert len(gitio.config_files_in_tree(memrepo.ws().repo)) == 2
 
 
+def test_a_config_in_the_tree_that_includes_without_end_costs_a_bounded_read(memrepo: GitRepo, tmp_path: Path) -> None:
+    """A nested repository's config is the agent's to write: 100,000 includes, each one naming more, are
+    followed to MAX_TREE_CONFIGS files in all, not to the end."""
+    shallow = _clone(memrepo.path, tmp_path, "a/shallow")
+    with (shallow / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n" + "".join(f"\tpath = more{number}.inc\n" for number in range(100_000)))
+    (shallow / ".git" / "more0.inc").write_text("[include]\n\tpath = more0.inc\n\tpath = more1.inc\n",
+                                               encoding="utf-8")
+    found = gitio.config_files_in_tree(memrepo.ws().repo)
+    assert len(found) == state.MAX_TREE_CONFIGS and shallow / ".git" / "more0.inc" in found
+
+
 def test_a_clone_near_the_top_is_found_however_vast_the_folder_beside_it(memrepo: GitRepo, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk stops at its bounds; going breadth first, it has seen what lies near the top by then: a
