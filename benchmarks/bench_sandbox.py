@@ -6,14 +6,17 @@ run as interleaved pairs so drifting machine load hits both alike; the figure is
 """
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from benchmarks.conftest import runner_seconds
+from gitmem import gitio
 from gitmem.agents.sandbox import choose
 from gitmem.config import Config
 from gitmem.workspace import Workspace
@@ -57,3 +60,33 @@ def test_cycle_with_the_sandbox_against_without(benchmark, tmp_path: Path, monke
           f"({result['sandboxed_median_s'] * 1000:.0f} ms / {result['plain_median_s'] * 1000:.0f} ms); "
           f"auto chose {auto}")
     assert result["ratio_median"] > 0
+
+
+TREE_FOLDERS = 1_000            # node_modules/pkgN/lib/sub, each with FILES_EACH files: ~50,000 entries in all
+FILES_EACH = 45
+
+
+def _wide_tree(path: Path) -> Workspace:
+    """A repository whose work tree holds a `node_modules` of ~50,000 entries and one clone in `vendor/lib`."""
+    repo = make_repo(path)
+    for number in range(TREE_FOLDERS):
+        folder = path / "node_modules" / f"pkg{number}" / "lib" / "sub"
+        folder.mkdir(parents=True)
+        for item in range(FILES_EACH):
+            (folder / f"f{item}.js").write_bytes(b"")
+    pygit2.init_repository(str(path / "vendor" / "lib"))
+    return Workspace.open(repo.path)
+
+
+@pytest.mark.benchmark(group="sandbox: git directories found in a 50,000-entry work tree")
+def test_the_walk_for_git_directories_in_a_wide_tree(benchmark, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each box pays to find the git directories in the work tree (gitmem.gitio.nested), with their config
+    files and includes (`config_files_in_tree`): reported, not asserted."""
+    isolate_git_env(monkeypatch)
+    ws = _wide_tree(tmp_path / "wide")
+    found = benchmark(gitio.config_files_in_tree, ws.repo)
+    assert ws.root.resolve() / "vendor" / "lib" / ".git" / "config" in found
+    entries = sum(len(dirs) + len(names) for _folder, dirs, names in os.walk(ws.root))
+    benchmark.extra_info.update({"entries": entries})
+    print(f"\n{entries} entries walked for {len(found)} config files")

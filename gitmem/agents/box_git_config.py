@@ -8,15 +8,24 @@ whose name says it holds one (`sendemail.smtpPass`, `hub.oauthtoken`; gitmem.sec
 every other config file git reads for the repository (gitmem.gitio.config_files): a linked tree's, each
 submodule's (under `modules/`, or its own `.git` folder in the work tree), the system's `/etc/gitconfig`, and the
 files any of them includes (`include.path`, `includeIf.*.path`: a `~/.gitconfig-work` with a helper, a file
-beside .git/config). So each of them the box shows at all (`shown`: under a folder it binds) that holds one is
-read as git reads it (`git config --list`, includes not followed: the copy names the same files, themselves
-shown as copies) and written again without them: no such key, and no user or password in any URL. The copy is
-bound read-only over the original for the box's lifetime; the human's file is never changed. Git inside the box
-still reads everything else (status, log, diff). A file git cannot read is shown empty: what git fails to parse
-cannot be judged.
+beside .git/config); and so is the config of every other git directory in the work tree, with what it
+includes (gitmem.gitio.config_files_in_tree: a clone kept in the project, `vendor/lib/.git`, that no config
+names; a bare repository; where a `.git` file leads), which git run there reads. So each of them the box shows
+at all (`shown`: under a folder it binds) that holds one is read as git reads it (`git config --list`, includes
+not followed: the copy names the same files, themselves shown as copies) and written again without them: no
+such key, and no user or password in any URL. The copy is bound read-only over the original for the box's
+lifetime; the human's file is never changed. Git inside the box still reads everything else (status, log,
+diff). A file git cannot read is shown empty: what git fails to parse cannot be judged.
 
-The copies hold nothing secret. They live in one private temporary folder of this process, each named by its
-content, and go with the process (`atexit`).
+Where a copy stands over a file the index tracks as the tree holds it (a committed settings file that
+.git/config includes), the box also shows a copy of the index that takes that file as unchanged
+(gitmem.gitio.index_view), so git there does not report it modified. That file's committed text is in the
+objects the agent reads (`git show HEAD:path`): a credential committed is in the history, and no view of the
+tree hides it.
+
+The copies hold nothing secret (the index's names paths and blob ids, as the git directory's own does). They
+live in one private temporary folder of this process, each named by its content, and go with the process
+(`atexit`).
 """
 from __future__ import annotations
 
@@ -41,19 +50,32 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
 
 
 def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[str, str], ...]:
-    """(copy, original) for each config file git reads for `repo` (gitmem.gitio.config_files) that the box
-    shows (`shown`, given the file's real path) and that holds a credential: the copy to bind read-only over the
-    file's real path, where a link to it leads too. A file without one is shown as it is (no copy, no mount);
-    one the box does not show is left alone (the host's `~/.gitconfig`: the box has a HOME of its own)."""
-    found: dict[str, str] = {}
-    for path in gitio.config_files(repo):
+    """(copy, original) for each config file git reads for `repo` (gitmem.gitio.config_files), or in a git
+    directory of its work tree (gitmem.gitio.config_files_in_tree), that the box shows (`shown`, given the file's
+    real path) and that holds a credential: the copy to bind read-only over the file's real path, where a link to
+    it leads too. A file without one is shown as it is (no copy, no mount); one the box does not show is left
+    alone (the host's `~/.gitconfig`: the box has a HOME of its own). And the index's copy when a copy stands
+    over a tracked file (`_index_view`)."""
+    found: dict[str, str | None] = {}       # each file read once, however many paths lead to it
+    for path in dict.fromkeys([*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]):
         real = os.path.realpath(path)
         if real in found or not shown(real) or not os.path.isfile(real):
             continue
         text = sanitised(Path(real))
-        if text is not None:
-            found[real] = str(_written(text))
-    return tuple((copy, original) for original, copy in found.items())
+        found[real] = None if text is None else str(_written(text.encode("utf-8", "surrogateescape")))
+    copies = [(copy, original) for original, copy in found.items() if copy is not None]
+    return (*copies, *_index_view(repo, [original for _copy, original in copies]))
+
+
+def _index_view(repo: gitio.Repo, stripped: list[str]) -> list[tuple[str, str]]:
+    """(copy, original) of the index, when a stripped file is one it tracks and the work tree holds as it has
+    it (a committed file that .git/config includes): a copy that takes each such file as unchanged, so git inside
+    sees it as git outside does, not as modified. Nothing where git cannot write one (a split index): git inside
+    then reports the file modified. Its committed text, credential and all, is in the objects the agent reads
+    through git (`git show HEAD:path`), which no view of the work tree hides."""
+    rels = gitio.unchanged_tracked(repo, stripped)
+    data = gitio.index_assuming_unchanged(repo, rels) if rels else None
+    return [] if data is None else [(str(_written(data)), os.path.realpath(gitio.git_dir(repo) / "index"))]
 
 
 def sanitised(path: Path) -> str | None:
@@ -94,8 +116,7 @@ def _escaped(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
 
 
-def _written(text: str) -> Path:
-    data = text.encode("utf-8", "surrogateescape")
+def _written(data: bytes) -> Path:
     place = _folder() / hashlib.sha256(data).hexdigest()[:32]
     if not place.is_file():
         fd, name = tempfile.mkstemp(dir=place.parent)

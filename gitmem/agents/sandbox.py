@@ -260,8 +260,9 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
     then the trust anchors (`.venv`, `.direnv`, the `.env` files), read-only whether or not gitmem runs from them:
     an absent one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
-    human's next session to run; and last the git config files' copies without credentials, over whichever of
-    those binds shows the original. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
+    human's next session to run; and last the git config files' copies without credentials (with the index's
+    copy that takes the tracked ones as unchanged), over whichever of those binds shows the original. `euid`
+    (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in (*mounts.read_only, *mounts.read_only_in_homes) if Path(d).is_relative_to(tree)]
@@ -308,7 +309,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     for path in mounts.anchor_files:
         out += ["--ro-bind", mounts.empty, path]
     # Last, over every bind that shows them (the git directory, the work tree, /etc): each git config file
-    # without its credentials (gitmem.agents.box_git_config)
+    # without its credentials, and the index that takes the tracked ones as unchanged
+    # (gitmem.agents.box_git_config)
     for copy, original in mounts.git_configs:
         out += ["--ro-bind", copy, original]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -86,7 +86,8 @@ class Mounts:
     optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
     work_tree: str = ""
     git_read_only: tuple[str, ...] = ()          # the git directory (and a linked tree's `.git` file), alternates
-    git_configs: tuple[tuple[str, str], ...] = ()   # (copy, original): its config files without credentials
+    # (copy, original): its config files without credentials, and the index taking the tracked ones as unchanged
+    git_configs: tuple[tuple[str, str], ...] = ()
     state_dir: str = ""                          # .git/gitmem, read-write again on top of the read-only .git
     home: str = HOME
     made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp

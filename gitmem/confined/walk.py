@@ -4,15 +4,19 @@ walker with a RecursionError, and the cycle with a traceback."""
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterator
 
 
-def walk_tree(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+def walk_tree(top: str | os.PathLike[str], *,
+              breadth_first: bool = False) -> Iterator[tuple[str, list[str], list[str]]]:
     """(folder, dirs, names) for `top` and every folder under it, as `os.walk(top)` yields them; the caller may
-    remove entries from `dirs` to skip them. A folder that cannot be listed is skipped. One stack, no recursion."""
-    pending = [os.fspath(top)]
+    remove entries from `dirs` to skip them. A folder that cannot be listed is skipped. One queue, no recursion.
+    `breadth_first`: every folder of one depth before any deeper one, for a walk that may stop early and should
+    have seen what lies near the top by then (one vast folder is not walked to its end first)."""
+    pending = deque([os.fspath(top)])
     while pending:
-        folder = pending.pop()
+        folder = pending.popleft() if breadth_first else pending.pop()
         dirs: list[str] = []
         names: list[str] = []
         try:
@@ -26,7 +30,7 @@ def walk_tree(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], lis
         except OSError:
             continue
         yield folder, dirs, names
-        pending.extend(os.path.join(folder, name) for name in reversed(dirs))
+        pending.extend(os.path.join(folder, name) for name in (dirs if breadth_first else reversed(dirs)))
 
 
 def remove_tree(top: str | os.PathLike[str]) -> None:

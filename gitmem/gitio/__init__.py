@@ -7,6 +7,8 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   snapshots   memory files in a commit, the index or the work tree
   restore     chosen work-tree paths put back as HEAD has them, never through a planted link
   state       the git state a cycle guards: config, hooks, ignore files, references
+  nested      the git directories inside a work tree, found by a bounded walk
+  index_view  a copy of the index that takes chosen tracked files as unchanged (the box's stripped configs)
   staged      every file a commit of the index or the work tree would change, with its mode
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
   history     revisions, ranges, ancestry, commits for recall
@@ -32,13 +34,14 @@ __all__ = [
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_entries",
-    "config_files", "config_value",
+    "config_files", "config_files_in_tree", "config_value",
     "copy_branch", "copy_turn",
     "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
     "fetch_objects", "fetch_prefixed", "file_at", "file_current", "file_id_at", "forget_cached", "git_dir",
     "has_object",
-    "head_entry", "head_files_under", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo",
+    "head_entry", "head_files_under", "head_id", "history", "hooks_dir", "ignored", "index_assuming_unchanged",
+    "index_snapshot", "init_repo",
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
     "is_phase_commit", "last_phase_commit",
@@ -55,7 +58,8 @@ __all__ = [
     "switch_head",
     "token_config",
     "tracked_named",
-    "tree_files_named", "tree_links", "unbundle", "unheld", "unmerged", "unsigned_why", "upstream_of", "user_identity",
+    "tree_files_named", "tree_links", "unbundle", "unchanged_tracked", "unheld", "unmerged", "unsigned_why",
+    "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.
@@ -67,7 +71,7 @@ __all__ = [
 # the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
 # remotes or rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "ssh_signatures", "readonly")
+                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested", "index_view")
 
 
 def __getattr__(name: str) -> Any:
@@ -114,6 +118,8 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.bundles import *
     from gitmem.gitio.commits import *
     from gitmem.gitio.history import *
+    from gitmem.gitio.index_view import *
+    from gitmem.gitio.nested import *
     from gitmem.gitio.readonly import *
     from gitmem.gitio.rebase import *
     from gitmem.gitio.remote import *

@@ -3,9 +3,10 @@
 `state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
 each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
 files that git reads); `config_files` names every config file git reads for the repository, the files they
-include with them; `references_all` and `set_reference` read and put back every reference; `ignored` says
-what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves;
-`config_entries` reads one config file as git reads it.
+include with them, and `config_files_in_tree` those of every git directory in its work tree; `references_all`
+and `set_reference` read and put back every reference; `ignored` says what the ignore rules hide; `tree_links`
+lists a commit's symlinks; `lock_files` finds the lock files git leaves; `config_entries` reads one config file as
+git reads it.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
+from gitmem.gitio.nested import git_dirs_in
 from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
@@ -170,6 +172,23 @@ def config_files(repo: Repo) -> list[Path]:
     return _configs(repo, Path(os.path.expanduser("~")), others)
 
 
+MAX_TREE_CONFIGS = 512         # config files of the git directories in the work tree, their includes with them
+
+
+def config_files_in_tree(repo: Repo) -> list[Path]:
+    """The config files of every git directory in the work tree (gitmem.gitio.nested: a clone kept in the
+    project, a bare repository, where a `.git` file or link leads, each one's `modules/` and `worktrees/`), the
+    repository's own among them, and the files each includes, in turn: git reads them there. Absolute paths,
+    MAX_TREE_CONFIGS at most; none for a bare repository."""
+    tree = work_tree(repo)
+    if tree is None:
+        return []
+    configs = [folder / name for folder in git_dirs_in(tree) for name in CONFIG_NAMES
+               if (folder / name).is_file()][:MAX_TREE_CONFIGS]
+    included = _included(configs, limit=MAX_TREE_CONFIGS - len(configs))
+    return [*configs, *(path for path in included if path not in configs)][:MAX_TREE_CONFIGS]
+
+
 def _configs(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Path]:
     """`config_files`, given the state files of the other git directories (`others`: submodules', linked work
     trees')."""
@@ -313,22 +332,31 @@ def config_entries(path: Path) -> list[tuple[str, str | None]] | None:
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
 _PATH_KEY = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 10          # git's own limit on nested includes
+MAX_CONFIG_BYTES = 1 << 20      # of a config the agent may have written, read for its includes
 
 
-def _included(configs: list[Path], depth: int = 0) -> list[Path]:
+def _included(configs: list[Path], depth: int = 0, *, limit: int | None = None) -> list[Path]:
     """The files `configs` include, followed from each including file's folder as git does, and what those
     include in turn. The files are the human's, read before the agent runs: a plain reading of the
-    `[include]` and `[includeIf "..."]` sections' `path` keys is enough."""
+    `[include]` and `[includeIf "..."]` sections' `path` keys is enough. Only regular files are read: a config
+    in the work tree (a nested repository's) may be the agent's, and a FIFO there would hold the runner. With a
+    `limit` (configs the agent may have written), that many files at most, from each file's first
+    MAX_CONFIG_BYTES."""
     found: list[Path] = []
     if depth >= MAX_INCLUDE_DEPTH:
         return found
     for config in configs:
+        if not config.is_file():
+            continue
         try:
-            text = config.read_text(encoding="utf-8", errors="replace")
+            with config.open("r", encoding="utf-8", errors="replace") as handle:
+                text = handle.read(-1 if limit is None else MAX_CONFIG_BYTES)
         except OSError:
             continue
         section = ""
         for line in text.splitlines():
+            if limit is not None and len(found) >= limit:
+                return found
             if (header := _SECTION.match(line)) is not None:
                 section, line = header.group(1).lower(), header.group(2)
             key = _PATH_KEY.match(line.split("#", 1)[0].split(";", 1)[0]) if section in ("include", "includeif") \
@@ -340,7 +368,8 @@ def _included(configs: list[Path], depth: int = 0) -> list[Path]:
             path = Path(os.path.abspath(given if given.is_absolute() else config.parent / given))
             # A folder is no config file (git refuses to include one): never capture a whole tree as state.
             if path not in found and path not in configs and not path.is_dir():
-                found += [path, *_included([path], depth + 1)]
+                left = None if limit is None else limit - len(found) - 1
+                found += [path, *_included([path], depth + 1, limit=left)]
     return found
 
 

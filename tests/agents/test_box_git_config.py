@@ -143,6 +143,37 @@ def test_the_files_a_config_includes_are_shown_without_credentials(memrepo: GitR
     assert {path: path.read_bytes() for path in before} == before
 
 
+TRACKED_TOKEN = "trk-" + "Tr9k" * 6              # an extraheader in a committed file that .git/config includes
+SHARED = f'[http]\n\textraheader = "AUTHORIZATION: bearer {TRACKED_TOKEN}"\n[alias]\n\tshared = log -1\n'
+
+
+@needs_bwrap
+def test_a_tracked_file_the_config_includes_is_stripped_and_git_inside_sees_what_git_outside_sees(
+        memrepo: GitRepo) -> None:
+    """Settings files committed in the project that .git/config includes, holding a credential: shown stripped,
+    git in the box hashed the copies and reported them modified though nobody changed them. The box's index
+    takes such a file as unchanged, so git inside says what git outside says: clean where the file is as
+    committed (`.gitconfig.shared`), modified where the human changed it (`.gitconfig.team`); and a change made
+    inside is seen as always."""
+    shared, team = memrepo.path / ".gitconfig.shared", memrepo.path / ".gitconfig.team"
+    memrepo.commit_files({".gitconfig.shared": SHARED, ".gitconfig.team": SHARED.replace("shared", "team")},
+                         "shared git settings")
+    git(memrepo.path, "config", "include.path", "../.gitconfig.shared")
+    git(memrepo.path, "config", "--add", "include.path", "../.gitconfig.team")
+    team.write_text(team.read_text(encoding="utf-8") + "[alias]\n\tmore = status\n", encoding="utf-8")
+    outside = git(memrepo.path, "status", "--porcelain")
+    before = {path: path.read_bytes() for path in (shared, team, memrepo.path / ".git" / "index")}
+    done = _boxed(memrepo, "cat .gitconfig.shared .gitconfig.team; git config --list; echo =====; "
+                           "git status --porcelain; echo =====; echo more >> NOW.md; git status --porcelain")
+    assert done.returncode == 0, done.stderr
+    shown, status, after = done.stdout.split("=====\n")
+    assert TRACKED_TOKEN not in done.stdout + done.stderr
+    assert "alias.shared=log -1\n" in shown and "alias.more=status\n" in shown
+    assert status == outside == " M .gitconfig.team\n"
+    assert after == " M .gitconfig.team\n M NOW.md\n"
+    assert {path: path.read_bytes() for path in before} == before
+
+
 SUBMODULE_TOKEN = "subm-" + "Sb6m" * 6           # a token in a submodule's remote URL
 
 

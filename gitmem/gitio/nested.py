@@ -1,0 +1,91 @@
+"""The git directories inside a work tree, found by a bounded walk: `git_dirs_in`.
+
+Besides the repository's own `.git`, a project's tree can hold other git directories the repository's config
+names nowhere: a clone kept inside it (`vendor/lib/.git`, tracked or ignored or neither), a bare repository, a
+`.git` file or link that leads to a git directory elsewhere, and each one's submodules (`modules/`) and linked
+trees' folders (`worktrees/`). Each of them holds a config git reads there, with whatever the human left in it.
+
+The tree may be deep and wide (a `node_modules`), and its shape is the agent's to choose between two boxes; so
+the walk looks at MAX_WALK_ENTRIES entries at most, MAX_WALK_DEPTH folders deep, and stops at MAX_GIT_DIRS git
+directories. It goes breadth first, so a clone near the top is found however vast a `node_modules` beside it
+is. Inside a git directory it enters only `modules/` and `worktrees/`: its objects and refs hold no config.
+Links are not followed, but a `.git` link is read as the pointer it is. The bounds are a cost bound, not a
+fence: the agent, which writes the tree, can make it wide or deep enough to put a git directory past them.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gitmem.confined.walk import walk_tree
+
+MAX_WALK_ENTRIES = 100_000     # files and folders looked at, in all
+MAX_WALK_DEPTH = 24            # folders below the top of the tree
+MAX_GIT_DIRS = 256             # git directories found, in all
+POINTER = "gitdir:"            # a `.git` file's one line: where its git directory is
+POINTER_BYTES = 4096           # read of it (and of a `commondir`), at most
+_INNER = ("modules", "worktrees")   # a git directory's folders that hold git directories
+
+
+def git_dirs_in(tree: Path) -> list[Path]:
+    """The git directories (real paths) in the work tree `tree`, its own `.git` among them, and the ones a `.git`
+    file or link in it leads to (wherever they are: the caller judges what it shows), each one's common
+    directory (`commondir`) with it; in the order found, within the bounds above."""
+    top = os.path.realpath(tree)
+    found: dict[Path, None] = {}
+    seen = 0
+    for folder, dirs, names in walk_tree(top, breadth_first=True):
+        seen += len(dirs) + len(names)
+        if _is_git_dir(dirs, names):
+            _add(found, Path(folder))
+            dirs[:] = [name for name in dirs if name in _INNER]
+        elif ".git" in dirs:                # named where it is seen: its own folder may lie past the bounds
+            _add(found, Path(folder, ".git"))
+        elif ".git" in names:
+            target = _pointed_at(Path(folder, ".git"))
+            if target is not None:
+                _add(found, target)
+        if len(Path(folder).relative_to(top).parts) >= MAX_WALK_DEPTH:
+            dirs[:] = []
+        if seen >= MAX_WALK_ENTRIES or len(found) >= MAX_GIT_DIRS:
+            break
+    return list(found)[:MAX_GIT_DIRS]
+
+
+def _is_git_dir(dirs: list[str], names: list[str]) -> bool:
+    """A folder git takes for a git directory, by its entries: a HEAD, and objects of its own or a `commondir`
+    that names where they are (a linked tree's folder, `worktrees/<name>/`)."""
+    return "HEAD" in names and ("objects" in dirs or "commondir" in names)
+
+
+def _pointed_at(dot_git: Path) -> Path | None:
+    """The git directory a `.git` link or `gitdir:` file leads to (real path), or None."""
+    if dot_git.is_symlink():
+        target = os.path.realpath(dot_git)
+        return Path(target) if os.path.isdir(target) else None
+    line = _first_line(dot_git)
+    if line is None or not line.startswith(POINTER) or not line[len(POINTER):].strip():
+        return None
+    target = os.path.realpath(dot_git.parent / line[len(POINTER):].strip())
+    return Path(target) if os.path.isdir(target) else None
+
+
+def _add(found: dict[Path, None], git_dir: Path) -> None:
+    """`git_dir` and the common directory its `commondir` names (a linked tree's, a worktree's folder's)."""
+    found.setdefault(git_dir, None)
+    common = _first_line(git_dir / "commondir")
+    place = os.path.realpath(git_dir / common) if common else ""
+    if place and os.path.isdir(place):
+        found.setdefault(Path(place), None)
+
+
+def _first_line(path: Path) -> str | None:
+    """The first line of the regular file `path`, stripped, read no further than POINTER_BYTES; None when there
+    is none. Never another kind of file: a FIFO the agent left would hold the walk forever."""
+    if not path.is_file():
+        return None
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            return handle.readline(POINTER_BYTES).strip()
+    except (OSError, UnicodeDecodeError):
+        return None

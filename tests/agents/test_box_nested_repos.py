@@ -1,0 +1,156 @@
+"""The box shows every git directory inside the work tree without the credentials in its config, not only the
+ones the repository's config names (gitmem.gitio.nested, gitmem.agents.box_git_config): a clone kept in the
+project that is no submodule, a bare repository, where a `.git` file leads, a linked tree's folder and a
+nested clone's own submodules. Run in the real bwrap, over real repositories."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gitmem import gitio
+from gitmem.agents import box_git_config
+from gitmem.gitio import nested, state
+from tests.agents.test_box_git_config import HEADER, HEADER_TOKEN, TOKEN, _boxed, needs_bwrap
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+
+NESTED_SECRETS = (TOKEN, HEADER_TOKEN, HEADER.split()[-1])
+
+
+def _clone(top: Path, tmp_path: Path, rel: str) -> Path:
+    """A repository cloned into `rel` of the work tree `top` (no submodule: no index or config names it), its
+    remote's URL holding a token and its config an extraheader, as a human's `git clone` with a token leaves it."""
+    source = tmp_path / f"{rel.replace('/', '-')}-source"
+    source.mkdir(parents=True)
+    git(source, "init", "-q", "-b", "main")
+    (source / "code.txt").write_text("library code\n", encoding="utf-8")
+    git(source, "add", "code.txt")
+    git(source, "commit", "-q", "-m", "library")
+    place = top / rel
+    git(top, "clone", "-q", str(source), str(place))
+    git(place, "config", "remote.origin.url", f"https://x-access-token:{TOKEN}@github.com/acme/lib.git")
+    git(place, "config", "http.https://github.com/.extraHeader", HEADER)
+    return place
+
+
+def _said(done_stdout: str, done_stderr: str) -> list[str]:
+    return [secret for secret in NESTED_SECRETS if secret in done_stdout + done_stderr]
+
+
+@needs_bwrap
+def test_a_clone_kept_in_the_work_tree_is_shown_without_credentials(memrepo: GitRepo, tmp_path: Path) -> None:
+    """`vendor/lib` is a clone no config names (not a submodule), `build/tool` one the ignore rules hide: the
+    box showed their configs as they are, token and extraheader and all. git status inside says what it says
+    outside (the clone untracked, nothing modified), and git works inside the clone."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    tool = _clone(memrepo.path, tmp_path, "build/tool")
+    (memrepo.path / ".git" / "info" / "exclude").write_text("build/\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in (lib / ".git" / "config", tool / ".git" / "config")}
+    done = _boxed(memrepo, "cat vendor/lib/.git/config build/tool/.git/config; "
+                           "git -C vendor/lib config --list --show-origin; git -C build/tool remote get-url origin; "
+                           "echo ---; git status --porcelain; echo ---; git -C vendor/lib status --porcelain; "
+                           "git -C vendor/lib log --format=%s -1")
+    assert done.returncode == 0, done.stderr
+    assert _said(done.stdout, done.stderr) == []
+    assert "https://github.com/acme/lib.git\n" in done.stdout and "remote.origin.fetch=" in done.stdout
+    _, status, rest = done.stdout.split("---\n")
+    assert status == git(memrepo.path, "status", "--porcelain") == "?? vendor/\n"
+    assert rest == "library\n"                  # the clone's own status is clean, its log read
+    assert {path: path.read_bytes() for path in before} == before
+
+
+@needs_bwrap
+def test_where_a_git_file_leads_a_bare_repository_and_a_clones_own_modules_and_worktrees_are_stripped(
+        memrepo: GitRepo, tmp_path: Path) -> None:
+    """Every other shape a git directory takes in a tree: a `.git` file's `gitdir:` (a linked tree of the
+    clone, whose folder holds a config.worktree, and whose common directory is the clone's), a bare repository,
+    and a submodule's git directory under the clone's own `.git/modules/`."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    git(lib, "config", "extensions.worktreeConfig", "true")
+    git(lib, "worktree", "add", "-q", "-b", "side", "../lib-side")
+    side = memrepo.path / "vendor" / "lib-side"
+    git(side, "config", "--worktree", "http.extraheader", HEADER)
+    bare = memrepo.path / "backups" / "agent.git"
+    git(memrepo.path, "init", "-q", "--bare", str(bare))
+    git(bare, "config", "remote.mirror.url", f"https://{TOKEN}@gitlab.com/acme/agent.git")
+    module = lib / ".git" / "modules" / "deps" / "inner"
+    git(memrepo.path, "init", "-q", "--bare", str(module))
+    git(module, "config", "remote.origin.url", f"https://x-access-token:{TOKEN}@github.com/acme/inner.git")
+    files = [lib / ".git" / "worktrees" / "lib-side" / "config.worktree", bare / "config", module / "config"]
+    before = {path: path.read_bytes() for path in files}
+    shown = " ".join(str(path.relative_to(memrepo.path)) for path in files)
+    done = _boxed(memrepo, f"cat {shown}; git -C vendor/lib-side config --list; "
+                           "git -C vendor/lib-side status --porcelain; git -C backups/agent.git remote get-url mirror")
+    assert done.returncode == 0, done.stderr
+    assert _said(done.stdout, done.stderr) == []
+    assert "https://gitlab.com/acme/agent.git\n" in done.stdout and "https://github.com/acme/inner.git" in done.stdout
+    assert "remote.origin.url=https://github.com/acme/lib.git" in done.stdout     # the common config, through it
+    assert {path: path.read_bytes() for path in files} == before
+
+
+def test_a_git_file_leading_out_of_the_tree_is_left_to_what_the_box_shows(memrepo: GitRepo, tmp_path: Path) -> None:
+    """A `.git` file may lead anywhere (the agent writes the tree): its git directory is named, and only one the
+    box shows gets a copy, as every other config file (the host's other repositories are not bound at all)."""
+    elsewhere = tmp_path / "elsewhere.git"
+    git(tmp_path, "init", "-q", "--bare", str(elsewhere))
+    git(elsewhere, "config", "remote.origin.url", f"https://x-access-token:{TOKEN}@github.com/acme/else.git")
+    (memrepo.path / "pointer").mkdir()
+    (memrepo.path / "pointer" / ".git").write_text(f"gitdir: {elsewhere}\n", encoding="utf-8")
+    repo = memrepo.ws().repo
+    assert elsewhere / "config" in gitio.config_files_in_tree(repo)
+    tree = str(memrepo.path.resolve())
+    assert box_git_config.shown_copies(repo, lambda path: path.startswith(tree)) == ()
+    copies = box_git_config.shown_copies(repo, lambda path: True)
+    ours = str(tmp_path.resolve())
+    assert [original for _copy, original in copies if original.startswith(ours)] == [str(elsewhere / "config")]
+
+
+def test_the_walk_is_bounded_and_never_waits_on_a_fifo(memrepo: GitRepo, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tree's shape is the agent's: a `.git` that is a FIFO is passed over (reading it would hold the
+    runner), a `.git` link is followed to its folder, and the walk stops at its bounds (deep, many)."""
+    (memrepo.path / "fifo").mkdir()
+    os.mkfifo(memrepo.path / "fifo" / ".git")
+    shallow = _clone(memrepo.path, tmp_path, "a/shallow")
+    deep = _clone(memrepo.path, tmp_path, "a/b/c/d/deep")
+    (memrepo.path / "linked").mkdir()
+    (memrepo.path / "linked" / ".git").symlink_to(shallow / ".git")
+    found = nested.git_dirs_in(memrepo.path)
+    top = memrepo.path.resolve()
+    assert {top / ".git", shallow.resolve() / ".git", deep.resolve() / ".git"} <= set(found)
+    monkeypatch.setattr(nested, "MAX_WALK_DEPTH", 3)
+    found = nested.git_dirs_in(memrepo.path)
+    assert shallow.resolve() / ".git" in found and deep.resolve() / ".git" not in found
+    monkeypatch.setattr(nested, "MAX_GIT_DIRS", 1)
+    assert len(nested.git_dirs_in(memrepo.path)) == 1
+    monkeypatch.setattr(nested, "MAX_GIT_DIRS", 256)
+    monkeypatch.setattr(state, "MAX_TREE_CONFIGS", 2)
+    assert len(gitio.config_files_in_tree(memrepo.ws().repo)) == 2
+
+
+def test_a_config_in_the_tree_that_includes_without_end_costs_a_bounded_read(memrepo: GitRepo, tmp_path: Path) -> None:
+    """A nested repository's config is the agent's to write: 100,000 includes, each one naming more, are
+    followed to MAX_TREE_CONFIGS files in all, not to the end."""
+    shallow = _clone(memrepo.path, tmp_path, "a/shallow")
+    with (shallow / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n" + "".join(f"\tpath = more{number}.inc\n" for number in range(100_000)))
+    (shallow / ".git" / "more0.inc").write_text("[include]\n\tpath = more0.inc\n\tpath = more1.inc\n",
+                                               encoding="utf-8")
+    found = gitio.config_files_in_tree(memrepo.ws().repo)
+    assert len(found) == state.MAX_TREE_CONFIGS and shallow / ".git" / "more0.inc" in found
+
+
+def test_a_clone_near_the_top_is_found_however_vast_the_folder_beside_it(memrepo: GitRepo, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk stops at its bounds; going breadth first, it has seen what lies near the top by then: a
+    `node_modules` of more entries than the bound does not hide `vendor/lib`, whichever the folder lists first."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for number in range(20):
+        folder = memrepo.path / "node_modules" / f"pkg{number}" / "lib"
+        folder.mkdir(parents=True)
+        for item in range(20):
+            (folder / f"f{item}.js").write_bytes(b"")
+    monkeypatch.setattr(nested, "MAX_WALK_ENTRIES", 200)
+    assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
