@@ -1,0 +1,98 @@
+"""Where a memory file makes an `@path` import, as Claude Code and Gemini CLI find one: anywhere in its text (inside
+a sentence, several on a line), never in code.
+
+- Claude Code (its bundled cli.js, `extractIncludePathsFromTokens`, in the pinned release agent-cli/claude-code)
+  lexes the file as markdown, skips the `code` tokens (fenced and indented blocks), the `codespan` tokens and HTML
+  comments, and matches `/(?:^|\\s)@((?:[^\\s\\\\]|\\\\ )+)/` in every text token; a text token also starts after
+  an emphasis opener or a link's `[`. It cuts the path at `#`, unescapes `\\ `, and keeps a path that starts with
+  `./`, `~/`, `/` (not `/` alone) or a letter, digit, `.`, `_` or `-` (so `@@name` is none).
+- Gemini CLI (google-gemini/gemini-cli, packages/core/src/utils/memoryImportProcessor.ts, `findImports` and
+  `findCodeRegions`) takes an `@` at the start or after whitespace, the path running to the next whitespace and
+  starting with `.`, `/` or a letter, and skips what lies between matching runs of backticks (inline code, ```).
+
+So an `@` inside a word (`dana@example.com`) is neither's import. What is found here is what either reads, outside
+what CommonMark reads as code (a ``` or `~~~` fence, an indented block, a code span) or as a comment: an
+`@secret.md` shown in code is never followed. Whether a path names a file either would read is the follower's
+question (gitmem.interop.import_follow): `@types/node` is the shape of a path and names no file.
+"""
+from __future__ import annotations
+
+import re
+
+_FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
+_ITEM_RE = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
+_HEADING_RE = re.compile(r"^#{1,6}(?: |$)")
+# A code span (a run of backticks closed by a run as long, within one paragraph) or an HTML comment, whichever
+# opens first.
+_INLINE_RE = re.compile(r"(?<!`)(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)|<!--[\s\S]*?-->")
+# Claude Code's rule, at the start of a line, after whitespace, after a link's `[` or an emphasis opener.
+_IMPORT_RE = re.compile(r"(?:^|(?<=\s)|(?<=\[))(?P<opener>[*_]{1,3})?@(?P<path>(?:[^\s\\]|\\ )+)", re.MULTILINE)
+_PATH_START_RE = re.compile(r"[a-zA-Z0-9._-]")
+
+
+def at_imports(text: str) -> list[tuple[int, str]]:
+    """Each `@path` import of `text` outside code and comments: its line (1-based) and the path, its `#fragment`
+    cut and its escaped spaces unescaped, in the order they stand."""
+    prose = _INLINE_RE.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), _without_code_blocks(text))
+    imports = []
+    for found in _IMPORT_RE.finditer(prose):
+        path = found.group("path")
+        if (opener := found.group("opener")) and opener in path:
+            path = path[:path.index(opener)]          # the emphasis closes there: `**@x.md**`
+        if found.start() > 0 and prose[found.start() - 1] == "[":
+            path = path.split("]")[0]                 # the link's text ends there: `[@x.md](…)`
+        path = path.split("#")[0].replace("\\ ", " ")
+        if _is_path(path):
+            imports.append((prose.count("\n", 0, found.start()) + 1, path))
+    return imports
+
+
+def _is_path(path: str) -> bool:
+    """Whether Claude Code takes `path` (what follows the `@`) for a file's path."""
+    if path.startswith(("./", "~/")) or (path.startswith("/") and path != "/"):
+        return True
+    return bool(_PATH_START_RE.match(path))
+
+
+def _without_code_blocks(text: str) -> str:
+    """`text` with its fenced and indented code blocks blanked, lines kept so numbers stay true. As CommonMark reads
+    them: an indented line continues a paragraph rather than open code, and inside a list item code is indented
+    four more than the item's text; a fence closes on a fence of its own character at least as long, or where the
+    list item that opened it ends."""
+    kept = []
+    fence, fence_floor = "", 0
+    item: int | None = None        # the column of the open list item's text
+    paragraph = False              # the line above is a paragraph's: an indented line continues it
+    for line in text.split("\n"):
+        expanded = line.expandtabs(4)
+        stripped = expanded.strip()
+        indent = len(expanded) - len(expanded.lstrip())
+        if fence and stripped and indent < fence_floor:
+            fence = ""                                  # the list item ended, and the fence it held with it
+        if fence:
+            closing = _FENCE_RE.match(stripped)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
+                    and not stripped.strip(fence[0]):
+                fence = ""
+            kept.append("")
+            continue
+        if not stripped:
+            kept.append(line)
+            paragraph = False
+            continue
+        if item is not None and indent < item and not paragraph:
+            item = None
+        base = item or 0
+        if not paragraph and indent >= base + 4:
+            kept.append("")                             # an indented code block
+            continue
+        if opened := _FENCE_RE.match(stripped):
+            fence, fence_floor, paragraph = opened.group(1), base, False
+            kept.append("")
+            continue
+        if marker := _ITEM_RE.match(expanded):
+            item, paragraph = len(marker.group(0)), True
+        else:
+            paragraph = not _HEADING_RE.match(stripped)
+        kept.append(line)
+    return "\n".join(kept)
