@@ -75,7 +75,7 @@ def follow_imports(reader: Reader, prefix: str, name: str, imports: list[tuple[i
 def _target(name: str, target: str, place: str) -> tuple[str | None, str]:
     """The file an import in `name` names, relative to the source's directory; or None and why it is not read."""
     if target.startswith("~") or posixpath.isabs(target) or ":" in target.split("/")[0]:
-        return None, f"outside {place} (a path at home or an absolute one): the user's own"
+        return None, f"outside {place} (a path at home or an absolute one)"
     rel = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
     if rel == ".." or rel.startswith("../"):
         return None, f"outside {place}"
