@@ -11,8 +11,9 @@ a sentence, several on a line), never in code.
   starting with `.`, `/` or a letter, and skips what lies between matching runs of backticks (inline code, ```).
 
 So an `@` inside a word (`dana@example.com`) is neither's import. What is found here is what either reads, outside
-what CommonMark reads as code (a ``` or `~~~` fence, an indented block, a code span) or as a comment: an
-`@secret.md` shown in code is never followed. Whether a path names a file either would read is the follower's
+what CommonMark reads as code (a ``` or `~~~` fence, an indented block, a code span): an `@secret.md` shown in code
+is never followed. Nor is one in an HTML comment, as Claude Code skips it: Gemini CLI would follow it, but a
+commented-out import is one its author switched off. Whether a path names a file either would read is the follower's
 question (gitmem.interop.import_follow): `@types/node` is the shape of a path and names no file.
 """
 from __future__ import annotations
@@ -86,7 +87,7 @@ def _without_code_blocks(text: str) -> str:
         if not paragraph and indent >= base + 4:
             kept.append("")                             # an indented code block
             continue
-        if opened := _FENCE_RE.match(stripped):
+        if (opened := _FENCE_RE.match(stripped)) and indent < base + 4:   # deeper, it goes on a paragraph
             fence, fence_floor, paragraph = opened.group(1), base, False
             kept.append("")
             continue

@@ -6,9 +6,9 @@ project root it finds above that file's folder, the folder itself when no `.git`
 (packages/core/src/utils/memoryImportProcessor.ts, `findProjectRoot` and `validateImportPath`).
 
 What is not read is said (`NotRead`) and stops nothing: a path at home or outside that folder (nothing outside is
-read), a file that is not markdown, a markdown file that is not there. A name that looks like a path yet names no
-file and no markdown file (`@types/node`, `@dana`) is a mention: the CLIs look for it and read nothing, and so
-is it here, unsaid.
+read), a file that is not markdown, a markdown file that is not there. A name that looks like a path yet names
+neither a file nor a markdown file (`@types/node`, `@dana`, a folder's `@src`) is a mention: the CLIs look for
+it and read nothing, and so is it here, unsaid.
 """
 from __future__ import annotations
 
@@ -53,12 +53,13 @@ def follow_imports(reader: Reader, prefix: str, name: str, imports: list[tuple[i
         named, why = _target(name, target, following.place)
         if named is not None and named in seen:
             continue
-        if named is not None and not os.path.lexists(reader.root / named):
-            if not named.endswith(".md"):
-                continue                    # a mention shaped like a path (`@types/node`): no CLI reads a thing
-            named, why = None, f"no such file in {following.place}"
-        elif named is not None and not named.endswith(".md"):
+        if named is not None and not named.endswith(".md"):
+            where = reader.root / named
+            if not (os.path.isfile(where) or os.path.islink(where)):
+                continue        # a mention shaped like a path (`@types/node`, `@src`): no CLI reads a thing there
             named, why = None, "not a markdown file: notes are read from markdown only"
+        elif named is not None and not os.path.lexists(reader.root / named):
+            named, why = None, f"no such file in {following.place}"
         elif named is not None and hop > IMPORT_HOPS:
             named, why = None, f"more than {IMPORT_HOPS} imports deep; Claude Code and Gemini CLI stop there too"
         if named is None:

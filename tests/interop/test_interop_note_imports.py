@@ -194,15 +194,18 @@ def test_an_import_shown_in_code_is_never_read(memrepo: GitRepo, cli: Cli, home:
 
 def test_an_email_address_or_a_package_scope_is_no_import(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
     """`dana@example.com` has no `@` after whitespace; `@types/node` has a path's shape and names no file, which the
-    CLIs look for and read nothing: neither is read nor said to be left unread, and the lines are notes."""
+    CLIs look for and read nothing (a folder's `@src` too): none is read nor said to be left unread, and the lines
+    are notes."""
     put(memrepo.path, {"CLAUDE.md": "- Mail dana@example.com about releases.\n"
                                     "- Pin @types/node and @google/gemini-cli in package.json.\n"
-                                    "@babel/core is built by the vendored script.\n"})
+                                    "@babel/core is built by the vendored script.\n- The code lives in @src\n",
+                       "src/app.py": "print('hi')\n"})
     result = cli(["import", "notes", "--json"], cwd=memrepo.path)
     assert sorted(proposals(result)) == [
         ("./CLAUDE.md", 1, "Mail dana@example.com about releases."),
         ("./CLAUDE.md", 2, "Pin @types/node and @google/gemini-cli in package.json."),
-        ("./CLAUDE.md", 3, "@babel/core is built by the vendored script.")]
+        ("./CLAUDE.md", 3, "@babel/core is built by the vendored script."),
+        ("./CLAUDE.md", 4, "The code lives in @src")]
     assert json.loads(result.out)["not_read"] == []
 
 
