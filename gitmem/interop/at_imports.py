@@ -1,20 +1,23 @@
 """Where a memory file makes an `@path` import, as Claude Code and Gemini CLI find one: anywhere in its text (inside
 a sentence, several on a line), never in code.
 
-- Claude Code (its bundled cli.js, `extractIncludePathsFromTokens`, in the pinned release agent-cli/claude-code)
-  lexes the file as markdown, skips the `code` tokens (fenced and indented blocks), the `codespan` tokens and HTML
-  comments, and matches `/(?:^|\\s)@((?:[^\\s\\\\]|\\\\ )+)/` in every text token; a text token also starts after
-  an emphasis opener or a link's `[`. It cuts the path at `#`, unescapes `\\ `, and keeps a path that starts with
-  `./`, `~/`, `/` (not `/` alone) or a letter, digit, `.`, `_` or `-` (so `@@name` is none).
+- Claude Code (the pinned release's bundle, agent-cli/claude-code: its extractor of include paths) cuts off a
+  frontmatter, lexes the file as markdown (marked, `gfm: false`), skips the `code` tokens (fenced and indented
+  blocks), the `codespan` tokens and HTML comments, and matches `/(?:^|\\s)@((?:[^\\s\\\\]|\\\\ )+)/` in
+  every text token; a text token also starts after an emphasis opener or a link's `[`. It cuts the path at `#`,
+  unescapes `\\ `, and keeps a path that starts with `./`, `~/`, `/` (not `/` alone) or a letter, digit, `.`, `_`
+  or `-` (so `@@name` is none).
 - Gemini CLI (google-gemini/gemini-cli, packages/core/src/utils/memoryImportProcessor.ts, `findImports` and
   `findCodeRegions`) takes an `@` at the start or after whitespace, the path running to the next whitespace and
   starting with `.`, `/` or a letter, and skips what lies between matching runs of backticks (inline code, ```).
 
 So an `@` inside a word (`dana@example.com`) is neither's import. What is found here is what either reads, outside
 what CommonMark reads as code (a ``` or `~~~` fence, an indented block, a code span): an `@secret.md` shown in code
-is never followed. Nor is one in an HTML comment, as Claude Code skips it: Gemini CLI would follow it, but a
-commented-out import is one its author switched off. Whether a path names a file either would read is the follower's
-question (gitmem.interop.import_follow): `@types/node` is the shape of a path and names no file.
+is never followed, though Gemini CLI, seeing only backticks as code, loads one in an indented block or a `~~~`
+fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is one in an HTML comment, which Claude Code
+skips: Gemini CLI would follow it, but a commented-out import is one its author switched off. Whether a path names
+a file either would read is the follower's question (gitmem.interop.import_follow): `@types/node` has a path's
+shape and names no file.
 """
 from __future__ import annotations
 

@@ -211,7 +211,7 @@ def test_an_email_address_or_a_package_scope_is_no_import(memrepo: GitRepo, cli:
 
 def test_an_import_is_found_as_claude_codes_markdown_lexer_finds_it() -> None:
     """Code inside a list item is indented four past the item's text; a link's text ends at `]`; `@@name` and `@/`
-    are no paths; a `#fragment` is cut and an escaped space is a space (Claude Code's cli.js)."""
+    are no paths; a `#fragment` is cut and an escaped space is a space (Claude Code's extractor of include paths)."""
     text = ("- An item\n\n      @in-item-code.md\n\n  Still the item: [@linked.md](linked.md) and @@twice.md\n"
             "@/ alone, then @with\\ space.md#part\n")
     assert import_lines(text) == [(5, "linked.md"), (6, "with space.md")]
