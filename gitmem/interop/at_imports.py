@@ -32,12 +32,19 @@ _INLINE_RE = re.compile(r"(?<!`)(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)
 # Claude Code's rule, at the start of a line, after whitespace, after a link's `[` or an emphasis opener.
 _IMPORT_RE = re.compile(r"(?:^|(?<=\s)|(?<=\[))(?P<opener>[*_]{1,3})?@(?P<path>(?:[^\s\\]|\\ )+)", re.MULTILINE)
 _PATH_START_RE = re.compile(r"[a-zA-Z0-9._-]")
+# Gemini CLI's rule: at the start or after its whitespace, the path running to the next, and starting with `.`,
+# `/` or a letter.
+_GEMINI_IMPORT_RE = re.compile(r"(?:^|(?<=[ \t\r\n]))@(?P<path>[./a-zA-Z][^ \t\r\n]*)", re.MULTILINE)
 
 
-def at_imports(text: str) -> list[tuple[int, str]]:
+def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]:
     """Each `@path` import of `text` outside code and comments: its line (1-based) and the path, its `#fragment`
-    cut and its escaped spaces unescaped, in the order they stand."""
+    cut and its escaped spaces unescaped, in the order they stand. `gemini_only`: a file only Gemini CLI loads
+    (its global memory), whose imports are only those Gemini CLI's rule finds there."""
     prose = _INLINE_RE.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), _without_code_blocks(text))
+    if gemini_only:
+        return [(prose.count("\n", 0, found.start()) + 1, found.group("path"))
+                for found in _GEMINI_IMPORT_RE.finditer(prose)]
     imports = []
     for found in _IMPORT_RE.finditer(prose):
         path = found.group("path")

@@ -6,8 +6,9 @@
   tool, and the model edits the file directly, anywhere in it ("Global Personal Memory … There is no `save_memory`
   tool": `toolUsageRememberingFacts` in the pinned release, agent-cli/gemini-cli). So every bullet and paragraph
   of it is a memory, outside gitmem's managed blocks and lines of `@path` imports alone. The files it imports are
-  read too, as Gemini CLI loads them (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep; an
-  import of anything else is said under `not_read`. A project's own GEMINI.md may hold the same section, which is
+  read too, found as Gemini CLI finds them (gitmem.interop.at_imports; never in code) and followed as it loads them
+  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep; an import of anything else is said
+  under `not_read`. A project's own GEMINI.md may hold the same section, which is
   read here; the rest of it is the project's notes (gitmem.interop.notes).
 - the project's private memory folder, a `MEMORY.md` index with topic files in Claude Code's shape
   (gitmem.interop.topic_files), found as Gemini CLI finds it (gitmem.interop.gemini_places), or the folder
@@ -58,8 +59,13 @@ def _memories(loaded: SourceFile, prefix: str) -> list[Fact]:
             for block in blocks(outside_managed(loaded.text))]
 
 
-# The global memory's imports, followed as Gemini CLI follows them: inside its own folder only (import_follow).
-_GLOBAL = Following(_memories, import_lines, "Gemini CLI's own folder")
+def _global_imports(text: str) -> list[tuple[int, str]]:
+    return import_lines(text, gemini_only=True)
+
+
+# The global memory's imports, found and followed as Gemini CLI, the one CLI that loads it, finds and follows them:
+# inside its own folder only (import_follow).
+_GLOBAL = Following(_memories, _global_imports, "Gemini CLI's own folder")
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:

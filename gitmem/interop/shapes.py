@@ -153,12 +153,14 @@ def outside_managed(text: str, *, section: str | None = None) -> str:
     return "\n".join(line if kind == _NOTE else "" for line, kind in _kinds(text, section))
 
 
-def import_lines(text: str, *, section: str | None = None) -> list[tuple[int, str]]:
+def import_lines(text: str, *, section: str | None = None, gemini_only: bool = False) -> list[tuple[int, str]]:
     """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`), found where Claude Code
     and Gemini CLI find them (gitmem.interop.at_imports: inside a sentence too, never in code, so a fence's
     `@decorator` is none): each line (1-based) and the path it names (`~/x.md`, `docs/x.md`, `./x.md`). A line
-    that opens with an import is never a note itself (`outside_managed`)."""
-    return at_imports("\n".join(line if kind != _OTHER else "" for line, kind in _kinds(text, section)))
+    that opens with an import is never a note itself (`outside_managed`). `gemini_only`: as Gemini CLI alone finds
+    them, in a file only it loads."""
+    kept = "\n".join(line if kind != _OTHER else "" for line, kind in _kinds(text, section))
+    return at_imports(kept, gemini_only=gemini_only)
 
 
 _NOTE, _IMPORT, _OTHER = "note", "import", "other"

@@ -1,8 +1,10 @@
 """The `@path` imports gitmem follows are the ones the real CLIs load (Claude Code and Gemini CLI, pinned in
 agent-cli/): a memory file imports inside a sentence, several on a line, and shows `@path`s in code, an e-mail
 address and a package name; what reaches the model from the imported files is what `gitmem import` reads. Gemini
-CLI's scan sees only backtick runs as code, so it alone loads an import shown in an indented block, which gitmem,
-as Claude Code, never follows. Skipped, loudly, only where npm cannot install the CLIs."""
+CLI's scan sees only backtick runs as code, so it alone loads an import shown in an indented block or a `~~~`
+fence, which gitmem, as Claude Code, never follows; Claude Code alone takes one in bold or as a link's text, which
+gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory. Skipped, loudly, only where npm
+cannot install the CLIs."""
 from __future__ import annotations
 
 import json
@@ -21,10 +23,12 @@ PLAIN = "/usr/local/bin:/usr/bin:/bin"
 # Each imported file says one word, so what reached the model and what gitmem read can be told apart.
 WORDS = {"style": "Names say what things are.", "review": "Two reviewers sign a release.",
          "fenced": "A fenced example is no import.", "indented": "An indented example is no import.",
-         "span": "A code span is no import."}
+         "span": "A code span is no import.", "tilde": "A tilde fence is no import.",
+         "bold": "Claude Code takes an import in bold.", "linked": "Claude Code takes an import as a link's text."}
 MEMORY = ("# Team\n\nFollow @docs/style.md and @docs/review.md when you write code.\n\n```\n@docs/fenced.md\n```\n\n"
           "An example:\n\n    @docs/indented.md\n\nWrite `@docs/span.md` to import a file. "
-          "Mail dana@example.com, or ping @types/node.\n")
+          "Mail dana@example.com, or ping @types/node.\n\n~~~\n@docs/tilde.md\n~~~\n\n"
+          "- Read **@docs/bold.md** and [@docs/linked.md](docs/linked.md) too.\n")
 
 
 def imported_files() -> dict[str, str]:
@@ -59,7 +63,7 @@ def test_claude_code_loads_the_imports_gitmem_reads(memrepo: GitRepo, cli: Calla
         done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = reached([cc.request_text(body) for body in fake.requests])
-    assert loaded == {"style", "review"}
+    assert loaded == {"style", "review", "bold", "linked"}
     assert read_by_gitmem(cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)) == loaded
 
 
@@ -75,7 +79,8 @@ def test_gemini_cli_loads_the_global_memorys_imports_gitmem_reads(memrepo: GitRe
                               env=gc.gemini_env(home, url, PLAIN), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     loaded = reached([json.dumps(body, ensure_ascii=False) for _, body in fake.requests])
-    assert loaded == {"style", "review", "indented"}, "Gemini CLI takes only backtick runs for code"
+    assert loaded == {"style", "review", "indented", "tilde"}, "Gemini CLI takes only backtick runs for code"
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
-    assert read_by_gitmem(cli(["import", "gemini", "--dry-run", "--json"], cwd=memrepo.path)) == loaded - {"indented"}
+    read = read_by_gitmem(cli(["import", "gemini", "--dry-run", "--json"], cwd=memrepo.path))
+    assert read == loaded - {"indented", "tilde"}, "an import in bold or a link's text is only Claude Code's"
