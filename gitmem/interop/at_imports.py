@@ -21,14 +21,14 @@ shape and names no file.
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 _FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
 _ITEM_RE = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
 _HEADING_RE = re.compile(r"^#{1,6}(?: |$)")
-# A code span (a run of backticks closed by a run as long, within one paragraph) or an HTML comment, whichever
-# opens first.
-_INLINE_RE = re.compile(r"(?<!`)(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))*?(?<!`)\1(?!`)|<!--[\s\S]*?-->")
+_TICKS_RE = re.compile(r"`+")
+_BLANK_LINE_RE = re.compile(r"\n[ \t]*(?=\n)")
 # Claude Code's rule, at the start of a line, after whitespace, after a link's `[` or an emphasis opener.
 _IMPORT_RE = re.compile(r"(?:^|(?<=\s)|(?<=\[))(?P<opener>[*_]{1,3})?@(?P<path>(?:[^\s\\]|\\ )+)", re.MULTILINE)
 _PATH_START_RE = re.compile(r"[a-zA-Z0-9._-]")
@@ -41,10 +41,10 @@ def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]
     """Each `@path` import of `text` outside code and comments: its line (1-based) and the path, its `#fragment`
     cut and its escaped spaces unescaped, in the order they stand. `gemini_only`: a file only Gemini CLI loads
     (its global memory), whose imports are only those Gemini CLI's rule finds there."""
-    prose = _INLINE_RE.sub(lambda found: re.sub(r"[^\n]", " ", found.group(0)), _without_code_blocks(text))
+    prose = _without_spans(_without_code_blocks(text))
+    line_of = _LineOf(prose)
     if gemini_only:
-        return [(prose.count("\n", 0, found.start()) + 1, found.group("path"))
-                for found in _GEMINI_IMPORT_RE.finditer(prose)]
+        return [(line_of(found.start()), found.group("path")) for found in _GEMINI_IMPORT_RE.finditer(prose)]
     imports = []
     for found in _IMPORT_RE.finditer(prose):
         path = found.group("path")
@@ -54,8 +54,63 @@ def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]
             path = path.split("]")[0]                 # the link's text ends there: `[@x.md](…)`
         path = path.split("#")[0].replace("\\ ", " ")
         if _is_path(path):
-            imports.append((prose.count("\n", 0, found.start()) + 1, path))
+            imports.append((line_of(found.start()), path))
     return imports
+
+
+class _LineOf:
+    """The line (1-based) of an offset of `text`, for offsets asked in order: counted on from the last, so a file of
+    many imports is read once, not once an import."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.offset, self.line = text, 0, 1
+
+    def __call__(self, offset: int) -> int:
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
+def _without_spans(text: str) -> str:
+    """`text` with its code spans and HTML comments blanked, newlines kept: whichever opens first, as CommonMark
+    reads them; a span closes on the next run of as many backticks in its paragraph, else its backticks are text.
+    One pass over the runs, whatever the file holds (an agent writes it: no run is searched for twice)."""
+    breaks = [found.start() for found in _BLANK_LINE_RE.finditer(text)]
+    runs = [(found.start(), found.end(), bisect.bisect(breaks, found.start())) for found in _TICKS_RE.finditer(text)]
+    closer: list[int | None] = [None] * len(runs)
+    later: dict[tuple[int, int], int] = {}          # (length, paragraph) -> the next run of them
+    for at in range(len(runs) - 1, -1, -1):
+        start, end, paragraph = runs[at]
+        closer[at] = later.get((end - start, paragraph))
+        later[end - start, paragraph] = at
+    hidden = []
+    at, offset, comment = 0, 0, text.find("<!--")
+    while True:
+        while at < len(runs) and runs[at][0] < offset:
+            at += 1
+        if comment != -1 and comment < offset:
+            comment = text.find("<!--", offset)
+        if at < len(runs) and (comment == -1 or runs[at][0] < comment):
+            close = closer[at]
+            if close is None:
+                offset = runs[at][1]
+            else:
+                hidden.append((runs[at][0], runs[close][1]))
+                offset = runs[close][1]
+            continue
+        if comment == -1:
+            break
+        end = text.find("-->", comment + 4)
+        if end == -1:
+            comment = -1                             # a comment never closed is text, and so is every `<!--` after
+            continue
+        hidden.append((comment, end + 3))
+        offset = end + 3
+    pieces, kept = [], 0
+    for start, end in hidden:
+        pieces += [text[kept:start], re.sub(r"[^\n]", " ", text[start:end])]
+        kept = end
+    return "".join([*pieces, text[kept:]])
 
 
 def _is_path(path: str) -> bool:
