@@ -38,9 +38,9 @@ _GEMINI_IMPORT_RE = re.compile(r"(?:^|(?<=[ \t\r\n]))@(?P<path>[./a-zA-Z][^ \t\r
 
 
 def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]:
-    """Each `@path` import of `text` outside code and comments: its line (1-based) and the path, its `#fragment`
-    cut and its escaped spaces unescaped, in the order they stand. `gemini_only`: a file only Gemini CLI loads
-    (its global memory), whose imports are only those Gemini CLI's rule finds there."""
+    """Each `@path` import of `text` outside code and comments, in the order they stand: its line (1-based) and the
+    path, by Claude Code's rule or Gemini CLI's, its `#fragment` cut and its escaped spaces unescaped. `gemini_only`:
+    a file only Gemini CLI loads (its global memory), whose imports are those its rule finds, paths as written."""
     prose = _without_spans(_without_code_blocks(text))
     line_of = _LineOf(prose)
     if gemini_only:
