@@ -43,3 +43,25 @@ def test_import_a_large_codex_memory(benchmark, tmp_path: Path, facts: int) -> N
     if benchmark.stats is not None:          # None when the smoke test runs it with --benchmark-disable
         print(f"\n{landed} facts: {benchmark.stats.stats.max:.1f} s")
     assert landed == facts
+
+
+# Shapes of a memory file an agent may write, near the 512 KiB bound, that cost a scan of its `@path` imports the
+# most: backtick runs of every length, none closed (a regular expression that searched each one's closer to its
+# paragraph's end took 4 s on 180 KB), and an import every few bytes (counting each one's line from the top took
+# 2.6 s on 40,000, growing with the square). One pass over the runs and lines counted on: 30 ms, 350 ms, 430 ms.
+HOSTILE_IMPORTS = {
+    "unclosed-backtick-runs": "".join("`" * k + "a" for k in range(1, 1000)),
+    "an-import-every-6-bytes": "@a.md " * 85_000,
+    "comments-and-spans": "<!--`a`" * 70_000,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE_IMPORTS))
+@pytest.mark.benchmark(group="import: the `@path` imports of a hostile memory file near 512 KiB (at_imports)")
+def test_find_the_imports_of_a_hostile_memory_file(benchmark, shape: str) -> None:
+    from gitmem.interop.at_imports import at_imports
+
+    text = HOSTILE_IMPORTS[shape]
+    assert len(text) <= 512 * 1024
+    found = benchmark(at_imports, text)
+    benchmark.extra_info.update(imports=len(found))

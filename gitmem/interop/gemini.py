@@ -5,8 +5,11 @@
   docs/tools/memory.md; MEMORY_SECTION_HEADER in packages/core/src/tools/memoryTool.ts); later ones have no such
   tool, and the model edits the file directly, anywhere in it ("Global Personal Memory … There is no `save_memory`
   tool": `toolUsageRememberingFacts` in the pinned release, agent-cli/gemini-cli). So every bullet and paragraph
-  of it is a memory, outside gitmem's managed blocks and `@path` import lines. A project's own GEMINI.md may hold
-  the same section, which is read here; the rest of it is the project's notes (gitmem.interop.notes).
+  of it is a memory, outside gitmem's managed blocks and lines of `@path` imports alone. The files it imports are
+  read too, found as Gemini CLI finds them (gitmem.interop.at_imports; never in code) and followed as it loads them
+  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep; an import of anything else is said
+  under `not_read`. A project's own GEMINI.md may hold the same section, which is read here; the rest of it is
+  the project's notes (gitmem.interop.notes).
 - the project's private memory folder, a `MEMORY.md` index with topic files in Claude Code's shape
   (gitmem.interop.topic_files), found as Gemini CLI finds it (gitmem.interop.gemini_places), or the folder
   `--from` names;
@@ -21,8 +24,9 @@ from pathlib import Path
 from gitmem.interop import gemini_inbox, topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini_places import DEFAULT_CONTEXT_FILE, context_file_names, project_memory_dir
-from gitmem.interop.shapes import blocks, outside_managed, section
-from gitmem.interop.sources import Reader
+from gitmem.interop.import_follow import Following, read_with_imports
+from gitmem.interop.shapes import blocks, import_lines, outside_managed, section
+from gitmem.interop.sources import Reader, SourceFile
 from gitmem.workspace import Workspace
 
 NAME = "gemini"
@@ -48,20 +52,28 @@ def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list
             for block in blocks(body, first)]
 
 
-def global_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:
-    """Every bullet and paragraph of the global memory file, the section's and the rest, outside gitmem's managed
-    blocks and `@path` lines: the model writes its memories anywhere in it."""
-    loaded = reader.read(rel)
-    if loaded is None:
-        return []
-    return [Fact(NAME, f"{prefix}/{rel}", block.line, block.text, PROPOSAL, loaded.written)
+def _memories(loaded: SourceFile, prefix: str) -> list[Fact]:
+    """Every bullet and paragraph of a global memory file, or of a file it imports, the section's and the rest,
+    outside gitmem's managed blocks and lines of `@path` imports alone: the model writes its memories anywhere."""
+    return [Fact(NAME, f"{prefix}/{loaded.rel}", block.line, block.text, PROPOSAL, loaded.written)
             for block in blocks(outside_managed(loaded.text))]
+
+
+def _global_imports(text: str) -> list[tuple[int, str]]:
+    return import_lines(text, gemini_only=True)
+
+
+# The global memory's imports, found and followed as Gemini CLI, the one CLI that loads it, finds and follows them:
+# inside its own folder only (import_follow).
+_GLOBAL = Following(_memories, _global_imports, "Gemini CLI's own folder")
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
     if prefix == ".":           # the project's GEMINI.md: its section (notes reads the rest)
         return added_memories(reader, prefix)
-    facts = [fact for name in context_file_names(reader.root) for fact in global_memories(reader, prefix, name)]
+    names = context_file_names(reader.root)
+    seen = set(names)           # each context file is read as itself, never again as another's import
+    facts = [fact for name in names for fact in read_with_imports(reader, prefix, name, seen, 1, _GLOBAL)]
     if (reader.root / topic_files.INDEX).exists():
         facts += topic_files.read_topic_files(reader, NAME, prefix)
     facts += gemini_inbox.read_inbox(reader, NAME, prefix)

@@ -1,8 +1,8 @@
 """Plain notes a team keeps in the files the agent CLIs read as the project's instructions: every bullet item and
 paragraph outside gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added
-Memories` section (the `gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's
-memory files (CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
-proposals.
+Memories` section (the `gemini` source reads it) and other than lines of `@path` imports alone. A file that is
+one of gitmem's memory files (CLAUDE.md made RULES) is gitmem's own and is never read
+(gitmem.interop.sources.Reader). Notes land as proposals.
 
 The files, as each CLI the project supports finds them at the top of the project (a CLI that reads AGENTS.md
 needs no name of its own: OpenCode, Codex, Cursor):
@@ -18,15 +18,14 @@ needs no name of its own: OpenCode, Codex, Cursor):
 - Gemini CLI also loads each name `context.fileName` gives in the project's `.gemini/settings.json` (a name or a
   list, as in the user's settings: gitmem.interop.gemini_places).
 
-A file those name on an `@path` line is read as they are, where Claude Code and Gemini CLI load it: a path relative
-to the naming file, IMPORT_HOPS deep (code.claude.com/docs/en/memory, "Import additional files"), a markdown file
-inside the project. What is not read is said beside the plan, why with it (`NotRead`), and stops nothing: a path
-at home or outside the project is the user's own and not the project's notes (nothing outside is read), a name
-with no file there may be a mention.
+A file those import with an `@path` (anywhere in the text, never in code: gitmem.interop.at_imports) is read as
+Claude Code and Gemini CLI load it (gitmem.interop.import_follow): a path relative to the importing file, five hops
+deep, a markdown file inside the project. What is not read is said beside the plan, why with it (`NotRead`), and
+stops nothing: a path at home or outside the project is the user's own and not the project's notes (nothing
+outside is read), a markdown name with no file there may be a mention.
 """
 from __future__ import annotations
 
-import os
 import posixpath
 from collections.abc import Mapping
 from datetime import date
@@ -37,8 +36,9 @@ from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
 from gitmem.interop.gemini_places import context_file_names
+from gitmem.interop.import_follow import Following, as_itself, follow_imports, read_with_imports
 from gitmem.interop.shapes import blocks, frontmatter, import_lines, outside_managed
-from gitmem.interop.sources import NotRead, Reader
+from gitmem.interop.sources import Reader, SourceFile
 from gitmem.workspace import Workspace
 
 NAME = "notes"
@@ -58,7 +58,6 @@ FOLDERS = ((".claude/rules", ".md"), (".github/instructions", ".instructions.md"
 # The names a CLI loads in the project's folders too: Claude Code's CLAUDE.md when it works there, Codex's and
 # Copilot CLI's AGENTS.md, Gemini CLI's GEMINI.md (or its context.fileName), Qwen Code's QWEN.md.
 NESTED = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", "QWEN.md")
-IMPORT_HOPS = 5      # how deep Claude Code follows an imported file's own imports
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
@@ -71,9 +70,9 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
     seen = {posixpath.normpath(name) for name in [*files, *below]
             if (reader.root / name).is_file() and not (reader.root / name).is_symlink()}
     for name in files:
-        rel = _as_itself(reader.root, name, seen)
+        rel = as_itself(reader.root, name, seen)
         if rel is not None:
-            facts += _file_notes(reader, prefix, rel, seen, 1)
+            facts += read_with_imports(reader, prefix, rel, seen, 1, _FOLLOWING)
     for name in below:
         loaded = reader.read(name)
         if loaded is None:
@@ -85,40 +84,8 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
             continue
         facts += _notes(split.body, name, prefix, loaded.written, split.body_line)
         lines = [(at + split.body_line - 1, target) for at, target in import_lines(split.body, section=SECTION)]
-        facts += _imported(reader, prefix, name, lines, seen, 1)
+        facts += follow_imports(reader, prefix, name, lines, seen, 1, _FOLLOWING)
     return facts
-
-
-def _as_itself(root: Path, name: str, seen: set[str]) -> str | None:
-    """The file to read for `name`: `name` itself; or, when it is a link to a file of the project (CLAUDE.md a
-    link to AGENTS.md, as a project keeps one file for every CLI), that file, None when it is read as itself
-    anyway. Any other link is `name` still, which the reader refuses as it refuses every link."""
-    if not os.path.islink(root / name):
-        return name
-    inside = _linked_file(root, name)
-    if inside is None:
-        return name
-    if inside in seen:
-        return None
-    seen.add(inside)
-    return inside
-
-
-def _linked_file(root: Path, name: str) -> str | None:
-    """The project's regular file the link `name` leads to, by a relative path that stays inside the project
-    and meets no other link on the way (`name`'s own folders included); None for any other link."""
-    try:
-        target = os.readlink(root / name)
-    except OSError:
-        return None
-    inside = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
-    if posixpath.isabs(target) or inside == ".." or inside.startswith("../"):
-        return None
-    for path in (posixpath.dirname(name), inside):
-        steps = [step for step in path.split("/") if step not in ("", ".")]
-        if any(os.path.islink(root.joinpath(*steps[:at])) for at in range(1, len(steps) + 1)):
-            return None
-    return inside if (root / inside).is_file() else None
 
 
 def _nested(root: Path, names: list[str]) -> list[str]:
@@ -141,51 +108,12 @@ def _notes(text: str, name: str, prefix: str, written: date | None, first_line: 
             for block in blocks(outside_managed(text, section=SECTION), first_line)]
 
 
-def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str]], seen: set[str],
-              hop: int) -> list[Fact]:
-    """The notes of the files `name`'s import `lines` name, and of those their own imports name, IMPORT_HOPS
-    deep; each file once (`seen`). What is not read goes to `reader.not_read`."""
-    facts = []
-    for line, target in lines:
-        named, why = _target(name, target)
-        if named is None:
-            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, why))
-            continue
-        if named in seen:
-            continue
-        if hop > IMPORT_HOPS:
-            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target,
-                                           f"more than {IMPORT_HOPS} imports deep; Claude Code stops there too"))
-            continue
-        if not ((reader.root / named).exists() or (reader.root / named).is_symlink()):
-            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, "no such file in the project"))
-            continue
-        rel = _as_itself(reader.root, named, seen)
-        if rel is None:
-            continue
-        seen.add(rel)
-        facts += _file_notes(reader, prefix, rel, seen, hop + 1)
-    return facts
+def _file_notes(loaded: SourceFile, prefix: str) -> list[Fact]:
+    return _notes(loaded.text, loaded.rel, prefix, loaded.written)
 
 
-def _file_notes(reader: Reader, prefix: str, rel: str, seen: set[str], hop: int) -> list[Fact]:
-    """The notes of the instruction file `rel`, and of the files its imports name (`hop` the depth of those); a link
-    or a file that cannot be read is a problem, as any source file's."""
-    loaded = reader.read(rel)
-    if loaded is None:
-        return []
-    return [*_notes(loaded.text, rel, prefix, loaded.written),
-            *_imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, hop)]
+def _project_imports(text: str) -> list[tuple[int, str]]:
+    return import_lines(text, section=SECTION)
 
 
-def _target(name: str, target: str) -> tuple[str | None, str]:
-    """The file an import in `name` names, relative to the source's directory and not yet looked at; or None and
-    why it is not read."""
-    if target.startswith("~") or posixpath.isabs(target) or ":" in target.split("/")[0]:
-        return None, "outside the project (a path at home or an absolute one): the user's own"
-    rel = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
-    if rel == ".." or rel.startswith("../"):
-        return None, "outside the project"
-    if not rel.endswith(".md"):
-        return None, "not a markdown file: notes are read from markdown only"
-    return rel, ""
+_FOLLOWING = Following(_file_notes, _project_imports, "the project")

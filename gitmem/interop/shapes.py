@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
+from gitmem.interop.at_imports import at_imports
 
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
 _FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})")
@@ -152,23 +153,20 @@ def outside_managed(text: str, *, section: str | None = None) -> str:
     return "\n".join(line if kind == _NOTE else "" for line, kind in _kinds(text, section))
 
 
-def import_lines(text: str, *, section: str | None = None) -> list[tuple[int, str]]:
-    """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`) and outside code (a
-    fence's `@decorator` is code): each line (1-based) and the path it names, as written (`~/x.md`, `docs/x.md`,
-    `./x.md`). Claude Code and Gemini CLI load the file such a line names where the line stands; the line is never
-    a note itself (`outside_managed`). Code is told from text as `blocks` tells it."""
+def import_lines(text: str, *, section: str | None = None, gemini_only: bool = False) -> list[tuple[int, str]]:
+    """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`), found where Claude Code
+    and Gemini CLI find them (gitmem.interop.at_imports: inside a sentence too, never in code, so a fence's
+    `@decorator` is none): each line (1-based) and the path it names (`~/x.md`, `docs/x.md`, `./x.md`). A line
+    that opens with an import is never a note itself (`outside_managed`). `gemini_only`: as Gemini CLI alone finds
+    them, in a file only it loads."""
     kept = "\n".join(line if kind != _OTHER else "" for line, kind in _kinds(text, section))
-    found = []
-    for block in blocks(kept):
-        for at, line in enumerate(block.text.split("\n")):
-            if target := _IMPORT_RE.match(line.strip()):
-                found.append((block.line + at, target.group(1)))
-    return found
+    return at_imports(kept, gemini_only=gemini_only)
 
 
 _NOTE, _IMPORT, _OTHER = "note", "import", "other"
-# An import line: `@path` alone, or as a list item (`- @~/.claude/my-instructions.md`, the memory docs' example).
-_IMPORT_RE = re.compile(r"^(?:[-*+] )?@(\S+)")
+# An import line, no note: imports alone, or as a list item (`- @~/.claude/my-instructions.md`, the memory docs'
+# example). A line that goes on in words after an `@path` (`@babel/core is vendored`) is a note.
+_IMPORT_RE = re.compile(r"^(?:[-*+] )?@\S+(?:\s+@\S+)*$")
 
 
 def _kinds(text: str, section: str | None) -> Iterator[tuple[str, str]]:
@@ -187,6 +185,6 @@ def _kinds(text: str, section: str | None) -> Iterator[tuple[str, str]]:
         if inside is not None or begin is not None or skipped:
             yield line, _OTHER
         else:
-            yield line, _IMPORT if _IMPORT_RE.match(stripped) or stripped.startswith("@") else _NOTE
+            yield line, _IMPORT if _IMPORT_RE.match(stripped) else _NOTE
         if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
             inside = None

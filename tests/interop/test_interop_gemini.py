@@ -249,3 +249,27 @@ def test_a_hunk_cut_short_is_not_a_patch_even_with_a_last_line_end() -> None:
     with pytest.raises(NotAPatch, match="ends inside a hunk"):
         parse_patch("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n")
     assert parse_patch("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")[1][0].added == ["b"]
+
+
+def test_the_global_memorys_imports_are_read_inside_its_own_folder_only(memrepo: GitRepo, cli: Cli,
+                                                                        home: Path) -> None:
+    """Gemini CLI loads what ~/.gemini/GEMINI.md imports as it loads the project's files, bounded to the folder
+    `processImports` finds for it (its own, with no `.git` above): those files' memories are read, five hops deep;
+    an import at home, outside the folder or shown in code is not, and the first two are said under `not_read`;
+    `@~/notes.md` is none at all, as Gemini CLI takes a path only when it starts with `.`, `/` or a letter."""
+    put(home, {"notes.md": "- A private note beside the folder.\n", ".gemini/secret.md": "- In the vault.\n"})
+    put(home / ".gemini", {
+        "GEMINI.md": "## Gemini Added Memories\n- Prefers Python.\n\nMy team's habits live in @team.md for now.\n"
+                     f"@../notes.md\n@{home / 'notes.md'} @~/notes.md\n\n```\n@secret.md\n```\n",
+        "team.md": "- Reviews happen on Tuesdays.\n\n@sub/more.md\n",
+        "sub/more.md": "- Releases go out on Fridays.\n"})
+    data = json.loads(cli(["import", "gemini", "--dry-run", "--json"], cwd=memrepo.path).out)
+    assert sorted((item["file"], item["line"], item["text"]) for item in data["proposals"]) == [
+        ("~/.gemini/GEMINI.md", 2, "Prefers Python."),
+        ("~/.gemini/GEMINI.md", 4, "My team's habits live in @team.md for now."),
+        ("~/.gemini/sub/more.md", 1, "Releases go out on Fridays."),
+        ("~/.gemini/team.md", 1, "Reviews happen on Tuesdays.")]
+    not_read = {(item["file"], item["line"], item["target"]): item["reason"] for item in data["not_read"]}
+    assert sorted(not_read) == [("~/.gemini/GEMINI.md", 5, "../notes.md"),
+                                ("~/.gemini/GEMINI.md", 6, str(home / "notes.md"))], "`@~/` is no import to Gemini CLI"
+    assert all(reason.startswith("outside Gemini CLI's own folder") for reason in not_read.values())

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.interop.shapes import import_lines
 from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo
 
@@ -152,3 +153,65 @@ def test_an_at_sign_in_code_is_no_import(memrepo: GitRepo, cli: Cli, home: Path)
     assert sorted(proposals(result)) == [("./CLAUDE.md", 8, "Prefer dataclasses."),
                                          ("./docs/more.md", 1, "Frozen where it can be.")]
     assert json.loads(result.out)["not_read"] == [], "a decorator in a fence names no file"
+
+
+def test_an_import_inside_a_sentence_is_read_and_so_are_several_on_a_line(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """Claude Code and Gemini CLI take an `@path` anywhere in the text after whitespace, not only at a line's
+    start; the sentence holding them stays a note of its own."""
+    put(memrepo.path, {
+        "CLAUDE.md": "# Project\n\nFollow @docs/style.md and @docs/review.md#checklist when you write code.\n"
+                     "- Emphasis counts too: **@docs/emphasis.md**\n",
+        "docs/style.md": "- Names say what things are.\n",
+        "docs/review.md": "- Two reviewers sign a release.\n",
+        "docs/emphasis.md": "- Bold imports load as well.\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert sorted(proposals(result)) == sorted([
+        ("./CLAUDE.md", 3, "Follow @docs/style.md and @docs/review.md#checklist when you write code."),
+        ("./CLAUDE.md", 4, "Emphasis counts too: **@docs/emphasis.md**"),
+        ("./docs/style.md", 1, "Names say what things are."),
+        ("./docs/review.md", 1, "Two reviewers sign a release."),
+        ("./docs/emphasis.md", 1, "Bold imports load as well.")])
+    assert json.loads(result.out)["not_read"] == []
+
+
+def test_an_import_shown_in_code_is_never_read(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """Inline code, a fenced block (``` or ~~~), an indented block and a comment show an `@path`; neither CLI loads
+    it, so the file it names is never read, and the import after them still is."""
+    put(memrepo.path, {
+        "CLAUDE.md": "# Imports\n\nWrite `@secret.md` to import a file.\n\n```md\n@secret.md\n```\n\n"
+                     "~~~\nSee @secret.md here.\n~~~\n\nAn indented block:\n\n    @secret.md\n\n"
+                     "<!-- @secret.md -->\nThe real one is @docs/ok.md in prose.\n",
+        "secret.md": "- The deploy key sits in the vault.\n",
+        "docs/ok.md": "- Imports outside code load.\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    found = proposals(result)
+    assert [item for item in found if item[0] == "./secret.md"] == [], "a path shown in code is never followed"
+    assert "vault" not in result.out + result.err
+    assert ("./docs/ok.md", 1, "Imports outside code load.") in found
+    assert json.loads(result.out)["not_read"] == []
+
+
+def test_an_email_address_or_a_package_scope_is_no_import(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """`dana@example.com` has no `@` after whitespace; `@types/node` has a path's shape and names no file, which the
+    CLIs look for and read nothing (a folder's `@src` too): none is read nor said to be left unread, and the lines
+    are notes."""
+    put(memrepo.path, {"CLAUDE.md": "- Mail dana@example.com about releases.\n"
+                                    "- Pin @types/node and @google/gemini-cli in package.json.\n"
+                                    "@babel/core is built by the vendored script.\n- The code lives in @src\n",
+                       "src/app.py": "print('hi')\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert sorted(proposals(result)) == [
+        ("./CLAUDE.md", 1, "Mail dana@example.com about releases."),
+        ("./CLAUDE.md", 2, "Pin @types/node and @google/gemini-cli in package.json."),
+        ("./CLAUDE.md", 3, "@babel/core is built by the vendored script."),
+        ("./CLAUDE.md", 4, "The code lives in @src")]
+    assert json.loads(result.out)["not_read"] == []
+
+
+def test_an_import_is_found_as_claude_codes_markdown_lexer_finds_it() -> None:
+    """Code inside a list item is indented four past the item's text; a link's text ends at `]`; `@@name` and `@/`
+    are no paths; a `#fragment` is cut and an escaped space is a space (Claude Code's extractor of include paths)."""
+    text = ("- An item\n\n      @in-item-code.md\n\n  Still the item: [@linked.md](linked.md) and @@twice.md\n"
+            "@/ alone, then @with\\ space.md#part\n")
+    assert import_lines(text) == [(5, "linked.md"), (6, "with space.md")]

@@ -1,0 +1,86 @@
+"""The `@path` imports gitmem follows are the ones the real CLIs load (Claude Code and Gemini CLI, pinned in
+agent-cli/): a memory file imports inside a sentence, several on a line, and shows `@path`s in code, an e-mail
+address and a package name; what reaches the model from the imported files is what `gitmem import` reads. Gemini
+CLI's scan sees only backtick runs as code, so it alone loads an import shown in an indented block or a `~~~`
+fence, which gitmem, as Claude Code, never follows; Claude Code alone takes one in bold or as a link's text, which
+gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory. Skipped, loudly, only where npm
+cannot install the CLIs."""
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.support import claude_code as cc
+from tests.support import gemini_cli as gc
+from tests.support.helpers import CliResult, GitRepo
+
+pytestmark = pytest.mark.slow
+PLAIN = "/usr/local/bin:/usr/bin:/bin"
+# Each imported file says one word, so what reached the model and what gitmem read can be told apart.
+WORDS = {"style": "Names say what things are.", "review": "Two reviewers sign a release.",
+         "fenced": "A fenced example is no import.", "indented": "An indented example is no import.",
+         "span": "A code span is no import.", "tilde": "A tilde fence is no import.",
+         "bold": "Claude Code takes an import in bold.", "linked": "Claude Code takes an import as a link's text."}
+MEMORY = ("# Team\n\nFollow @docs/style.md and @docs/review.md when you write code.\n\n```\n@docs/fenced.md\n```\n\n"
+          "An example:\n\n    @docs/indented.md\n\nWrite `@docs/span.md` to import a file. "
+          "Mail dana@example.com, or ping @types/node.\n\n~~~\n@docs/tilde.md\n~~~\n\n"
+          "- Read **@docs/bold.md** and [@docs/linked.md](docs/linked.md) too.\n")
+
+
+def imported_files() -> dict[str, str]:
+    return {f"docs/{name}.md": f"- {text}\n" for name, text in WORDS.items()}
+
+
+def reached(requests: list[str]) -> set[str]:
+    return {name for name, text in WORDS.items() if any(text in body for body in requests)}
+
+
+def read_by_gitmem(result: CliResult) -> set[str]:
+    assert result.code == 0, result.err
+    texts = [item["text"] for item in json.loads(result.out)["proposals"]]
+    return {name for name, text in WORDS.items() if text in texts}
+
+
+def put(where: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (where / rel).parent.mkdir(parents=True, exist_ok=True)
+        (where / rel).write_text(text)
+
+
+def test_claude_code_loads_the_imports_gitmem_reads(memrepo: GitRepo, cli: Callable[..., CliResult],
+                                                   tmp_path: Path) -> None:
+    claude = cc.claude_or_skip()
+    home = tmp_path / "home"
+    home.mkdir()
+    put(memrepo.path, {"CLAUDE.md": MEMORY, **imported_files()})
+    cc.trust(home, memrepo.path)
+    fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = reached([cc.request_text(body) for body in fake.requests])
+    assert loaded == {"style", "review", "bold", "linked"}
+    assert read_by_gitmem(cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)) == loaded
+
+
+def test_gemini_cli_loads_the_global_memorys_imports_gitmem_reads(memrepo: GitRepo, cli: Callable[..., CliResult],
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    gemini = gc.gemini_or_skip()
+    home = gc.gemini_home(tmp_path / "home")
+    put(home / ".gemini", {"GEMINI.md": MEMORY, **imported_files()})
+    fake = gc.FakeGeminiAPI(lambda body: [{"text": "done"}])
+    with fake.serve() as url:
+        done = subprocess.run([str(gemini), "-p", "Say done.", "--output-format", "json"], cwd=memrepo.path,
+                              env=gc.gemini_env(home, url, PLAIN), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = reached([json.dumps(body, ensure_ascii=False) for _, body in fake.requests])
+    assert loaded == {"style", "review", "indented", "tilde"}, "Gemini CLI takes only backtick runs for code"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    read = read_by_gitmem(cli(["import", "gemini", "--dry-run", "--json"], cwd=memrepo.path))
+    assert read == loaded - {"indented", "tilde"}, "an import in bold or a link's text is only Claude Code's"
