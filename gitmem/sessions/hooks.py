@@ -9,7 +9,8 @@ model, and the next stop comes with `stop_hook_active` true).
 
 - SessionStart (on startup, resume, clear and after a compaction): the compact memory
   (gitmem.sessions.context) as `additionalContext`, and, the first time a session id is seen, a record of
-  the work tree (gitmem.sessions.record).
+  the work tree (gitmem.sessions.record): while a cycle or a close runs in the checkout, of the committed tree
+  for the paths it may change, whose uncommitted state is its agent's.
 - Stop (after every assistant turn): Rule 0 for an interactive session. If the session changed files since
   it started but wrote no LOG entry, block once, with a reason telling the agent to log. Never when
   `stop_hook_active` is set (Claude Code is already continuing because of a stop hook), never twice in a
@@ -99,8 +100,8 @@ def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> 
         session = _session_id(payload)
         if ws is None or not session or ws.state_dir is None:
             return HookAnswer(note="no memory repository or no session id: nothing to enforce")
-        holder = cyclelock.running(ws.state_dir)
-        if holder is not None and not cyclelock.ours(holder):
+        holder = cyclelock.running_elsewhere(ws.state_dir)
+        if holder is not None:
             # What changes in the tree now is the running agent's, and a session's LOG write is refused until it
             # ends (MemoryWriter.require_session_may_write): asking the session to log would ask for the refused.
             return HookAnswer(note=f"a {holder.what} is running in this checkout ({holder.describe()}): its files "
