@@ -1,0 +1,114 @@
+"""A session whose SessionStart hook fires while a cycle or a close runs in the same checkout (another process holds
+the real cycle lock): its start is the committed tree for the paths that run may change, so its Stop after the run
+ends sees exactly the session's changes, never the run's uncommitted files it started beside, nor the agent's commit
+the guard moved off the branch."""
+from __future__ import annotations
+
+import pygit2
+
+from gitmem import gitio
+from gitmem.cycle import killed
+from gitmem.memory_writer import MemoryWriter
+from gitmem.workspace import cyclelock
+from tests.sessions.test_sessions_hooks import LOG_ADD
+from tests.support.helpers import AGENT, GitRepo
+from tests.support.sessions import hook
+
+CYCLE_COMMIT = "gitmem: cycle 1 · built · ship app.py\n\nGitmem-Cycle: 1\nGitmem-Phase: cycle\n"
+CLOSE_COMMIT = "gitmem: close 2026-12-07\n\nclosed\n\nGitmem-Phase: close\n"
+
+
+def agent_works(memrepo: GitRepo) -> None:
+    """What a cycle's agent leaves uncommitted in the work tree: a new file, an edit, and its LOG entry and NOW
+    block (the runner's process writes them, holding the lock)."""
+    memrepo.write("src/app.py", "print('the agent')\n")
+    memrepo.append("README.md", "\nThe agent's line.\n")
+    memory = MemoryWriter(memrepo.ws(), author_email=AGENT[1])
+    memory.add_log_entry(**LOG_ADD, cycle=1)
+    memory.add_now_block(did="shipped app.py", human="nothing", next="its tests", cycle=1)
+
+
+def runner_commits(memrepo: GitRepo, message: str = CYCLE_COMMIT) -> None:
+    """The runner's one commit, as the agent, of every path the work tree changed."""
+    memrepo.stage(*[path for path, _ in gitio.dirty_files(memrepo.handle)])
+    memrepo.commit(message, author=AGENT)
+
+
+def test_a_session_started_while_a_cycle_runs_starts_from_the_committed_tree(memrepo: GitRepo) -> None:
+    """The session recorded the cycle's uncommitted files as its starting point: once the runner committed them,
+    they read as changed by the session, which was told to log the agent's work as its own."""
+    with cyclelock.acquire(gitio.state_dir(memrepo.handle)):
+        agent_works(memrepo)
+        started = hook("session-start", memrepo.path)
+        assert "this session continues cycle 1" not in started.context, "cycle 1 is the runner's, not the session's"
+        assert hook("stop", memrepo.path).output is None, "the cycle's files are its agent's while it runs"
+        runner_commits(memrepo)
+
+    assert gitio.dirty_files(memrepo.handle) == []
+    quiet = hook("stop", memrepo.path)
+    assert quiet.output is None and "changed no files" in quiet.err, quiet.err
+
+    memrepo.write("src/mine.py", "print('the session')\n")
+    memrepo.append("README.md", "The session's line.\n")
+    stopped = hook("stop", memrepo.path).output
+    assert stopped is not None and stopped["decision"] == "block"
+    assert "changed files (README.md, src/mine.py) but wrote no LOG entry" in stopped["reason"], stopped["reason"]
+    assert "log it as cycle 2" in stopped["reason"]
+
+
+def test_what_the_session_changes_after_the_runners_commit_while_the_lock_is_held_is_the_sessions(
+        memrepo: GitRepo) -> None:
+    """The runner still holds the lock after its commit (its push): an edit the session makes then is left in the
+    work tree, and is the session's."""
+    with cyclelock.acquire(gitio.state_dir(memrepo.handle)):
+        agent_works(memrepo)
+        hook("session-start", memrepo.path)
+        runner_commits(memrepo)
+        memrepo.write("notes/session.md", "the session's notes\n")
+
+    stopped = hook("stop", memrepo.path).output
+    assert stopped is not None and "changed files (notes/session.md) but" in stopped["reason"], stopped
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)      # the session logs: cycle 2
+    assert hook("stop", memrepo.path, session="s-1").output is None
+
+
+def test_the_agents_commit_the_guard_moves_off_the_branch_is_not_the_sessions_start(memrepo: GitRepo) -> None:
+    """The agent committed on the branch while its window was open, and the session started on that commit: the
+    guard keeps it aside and puts the branch back at the cycle's start, and the runner commits on the start. Judged
+    from the agent's commit, the session read the branch as rewritten ("commits since") and was told to log."""
+    repo = memrepo.handle
+    start = memrepo.head()
+    branch = gitio.current_branch(repo) or "main"
+    with cyclelock.acquire(gitio.state_dir(repo)):
+        killed.open_window(repo, start=start, branch=branch)
+        memrepo.commit_files({"src/app.py": "print('the agent')\n"}, "the agent's own commit", author=AGENT)
+        agents = memrepo.head()
+        hook("session-start", memrepo.path)
+        memrepo.repo.branches.local.create("gitmem/local/cycle-1", memrepo.repo[agents].peel(pygit2.Commit))
+        memrepo.repo.references[f"refs/heads/{branch}"].set_target(start)       # the guard: back to the start
+        killed.close_window(repo)
+        MemoryWriter(memrepo.ws(), author_email=AGENT[1]).add_log_entry(**LOG_ADD, cycle=1)
+        runner_commits(memrepo)
+
+    assert gitio.is_ancestor(repo, start, memrepo.head()) and not gitio.is_ancestor(repo, agents, memrepo.head())
+    quiet = hook("stop", memrepo.path)
+    assert quiet.output is None and "changed no files" in quiet.err, quiet.err
+
+
+def test_a_session_started_while_a_close_runs_keeps_the_humans_own_uncommitted_files(memrepo: GitRepo) -> None:
+    """A close may run beside the human's uncommitted files and writes only memory: those files stay the session's
+    starting point (an edit of them is the session's, leaving them is nothing), the close's memory files are not."""
+    memrepo.write("draft.md", "the human's draft\n")
+    with cyclelock.acquire(gitio.state_dir(memrepo.handle), what="close"):
+        MemoryWriter(memrepo.ws(), author_email=AGENT[1]).add_now_block(did="closed the day", human="nothing",
+                                                                        next="tomorrow", cycle=1)
+        hook("session-start", memrepo.path)
+        memrepo.stage("NOW.md")
+        memrepo.commit(CLOSE_COMMIT, author=AGENT)
+
+    assert [path for path, _ in gitio.dirty_files(memrepo.handle)] == ["draft.md"]
+    quiet = hook("stop", memrepo.path)
+    assert quiet.output is None and "changed no files" in quiet.err, quiet.err
+    memrepo.append("draft.md", "the session's line\n")
+    stopped = hook("stop", memrepo.path).output
+    assert stopped is not None and "changed files (draft.md) but" in stopped["reason"], stopped
