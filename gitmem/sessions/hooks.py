@@ -120,6 +120,11 @@ def _judge(ws: Workspace, session: str) -> HookAnswer:
         return HookAnswer(note="no record of this session's start: recorded the work tree now")
     if started.blocked:
         return HookAnswer(note="this session was already told to log once")
+    if record.run_killed(ws, started):
+        record.save(ws, record.snapshot_session(ws, session))
+        return HookAnswer(note=f"the {started.during} running when this session started ended without finishing: what "
+                               "it left uncommitted cannot be told from this session's work, so the work tree was "
+                               "recorded now")
     if _logged_since(ws, started.last_cycle):
         return HookAnswer(note="the session wrote its LOG entry")
     changed = record.changed_since(ws, started)

@@ -95,6 +95,16 @@ def _start_of(ws: Workspace, holder: cyclelock.LockInfo) -> str | None:
     return gitio.head_id(ws.repo)
 
 
+def run_killed(ws: Workspace, record: SessionRecord) -> bool:
+    """Whether the cycle or close the session started beside died without finishing (kill -9, a crash, a reboot):
+    its lock is still there, naming it, with its process gone. What its agent left uncommitted is in the work tree,
+    neither committed nor the session's, so the session's start is taken again from there."""
+    if not record.during or ws.state_dir is None:
+        return False
+    holder = cyclelock.read_lock(cyclelock.lock_path(ws.state_dir))
+    return holder is not None and holder.describe() == record.during and cyclelock.running(ws.state_dir) is None
+
+
 def work_tree_fingerprint(ws: Workspace, *, skip: Callable[[str], bool] = lambda path: False) -> dict[str, str]:
     """The state of every dirty file but those `skip` names (read neither: a running cycle's may be gigabytes)."""
     found: dict[str, str] = {}

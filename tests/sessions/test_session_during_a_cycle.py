@@ -4,7 +4,11 @@ ends sees exactly the session's changes, never the run's uncommitted files it st
 the guard moved off the branch."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pygit2
+import pytest
 
 from gitmem import gitio
 from gitmem.cycle import killed
@@ -112,3 +116,39 @@ def test_a_session_started_while_a_close_runs_keeps_the_humans_own_uncommitted_f
     memrepo.append("draft.md", "the session's line\n")
     stopped = hook("stop", memrepo.path).output
     assert stopped is not None and "changed files (draft.md) but" in stopped["reason"], stopped
+
+
+def test_a_cycle_killed_while_the_session_ran_leaves_its_files_to_no_one(memrepo: GitRepo,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner holding the lock is killed (kill -9) with its agent's work uncommitted: that work is neither
+    committed nor the session's, so the session's start is taken again at its next Stop, and only what it changes
+    from there is its own. While the cycle ran, the session was told so, not that it continues the cycle's entry."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_THE_LOCK, str(gitio.state_dir(memrepo.handle))],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with monkeypatch.context() as inside:
+            inside.setenv("GITMEM_CYCLE", "1")          # the runner's agent: its writes are the cycle's
+            agent_works(memrepo)
+        context = hook("session-start", memrepo.path).context
+        assert f"a cycle is running in this checkout (cycle pid {holder.pid} on " in context
+        assert "this session continues cycle 1" not in context
+    finally:
+        holder.kill()
+        holder.wait(30)
+
+    killed = hook("stop", memrepo.path)
+    assert killed.output is None and "ended without finishing" in killed.err, killed.err
+    memrepo.write("src/mine.py", "print('the session')\n")
+    stopped = hook("stop", memrepo.path).output
+    assert stopped is not None and "this session changed files (src/mine.py)," in stopped["reason"], stopped
+
+
+HOLD_THE_LOCK = """
+import sys, time
+from pathlib import Path
+from gitmem.workspace import cyclelock
+lock = cyclelock.acquire(Path(sys.argv[1]))
+print("held", flush=True)
+time.sleep(600)
+"""
