@@ -17,6 +17,7 @@ it; anything uncommitted is left as it is, for the dirty-tree refusal to name. N
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,6 +89,12 @@ def open_window(repo: gitio.Repo, *, start: str, branch: str) -> None:
     atomic_write(_mark(repo), json.dumps({"start": start, "branch": branch}).encode("utf-8"))
 
 
+def window_open(repo: gitio.Repo) -> bool:
+    """Whether a cycle's agent may be acting in this checkout (or died acting): its window's mark is there. While it
+    is, what anyone writes in `.git/gitmem` is the guard's to put back when the agent is done."""
+    return os.path.lexists(_mark(repo))
+
+
 def close_window(repo: gitio.Repo) -> None:
     """The guard has restored git state and refs: what the branch holds from here on is the runner's. Whatever
     stands at the mark goes (a folder or a link the agent made there too), never through a link."""
@@ -98,29 +105,8 @@ def close_window(repo: gitio.Repo) -> None:
 
 
 def _left_open(repo: gitio.Repo) -> tuple[str, str] | None:
-    """The window a dead cycle left open (`_read_mark`); a mark that does not read as the runner's is removed."""
-    try:
-        return _read_mark(repo)
-    except ValueError:
-        close_window(repo)        # torn by the kill itself, before the agent could have started, or not the runner's
-        return None
-
-
-def window_start(repo: gitio.Repo) -> str | None:
-    """The commit the running cycle started from while its agent may act (its window is open), read only: the
-    branch as the cycle found it, whatever the agent committed on it since (the guard moves that off). None when no
-    window is open, or its mark does not read as the runner's (it is the running cycle's to clear, not ours)."""
-    try:
-        found = _read_mark(repo)
-    except ValueError:
-        return None
-    return found[0] if found is not None else None
-
-
-def _read_mark(repo: gitio.Repo) -> tuple[str, str] | None:
-    """(start, branch) of the open window, read as a trusted file is (the agent can write `.git/gitmem`): a link, a
-    FIFO or a device there is refused before it is opened to block, and no more than MARK_BYTES is read. None when
-    there is no mark; ValueError when what is there is no mark the runner wrote."""
+    """The window a dead cycle left open, read as a trusted file is (the agent can write `.git/gitmem`): a link, a
+    FIFO or a device there is refused before it is opened to block, and no more than MARK_BYTES is read."""
     from gitmem.confined import files
 
     mark = _mark(repo)
@@ -131,8 +117,9 @@ def _read_mark(repo: gitio.Repo) -> tuple[str, str] | None:
         with handle:
             data = loads_json(handle.read(MARK_BYTES))
         return str(data["start"]), str(data["branch"])
-    except (OSError, ValueError, KeyError, TypeError, files.FileRefused) as err:
-        raise ValueError(f"{mark} is no window mark of the runner's ({err})") from None
+    except (OSError, ValueError, KeyError, TypeError, files.FileRefused):
+        close_window(repo)        # torn by the kill itself, before the agent could have started, or not the runner's
+        return None
 
 
 def set_aside(repo: gitio.Repo, *, cycle: int, remote: str) -> SetAside | None:

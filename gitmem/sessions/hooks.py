@@ -76,14 +76,26 @@ def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = 
         unrecorded = ""
         try:
             if session and ws.state_dir is not None and record.load_record(ws, session) is None:
-                record.prune(ws)
-                record.save(ws, record.snapshot_session(ws, session))
+                unrecorded = _record_start(ws, session)
         except GitmemError as err:        # a planted link in .git/gitmem: the session still gets its memory
             unrecorded = f"{err}: the session's start is not recorded, so Rule 0 is not enforced at its end"
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: the session starts without the memory")
     return HookAnswer(_context_answer(context, host), note=unrecorded)
+
+
+def _record_start(ws: Workspace, session: str) -> str:
+    """Record the session's start (gitmem.sessions.record), unless a cycle's agent may be acting now: its guard would
+    remove the record as the agent's change. A note saying so, or ""."""
+    from gitmem.sessions import record
+
+    if record.guarded(ws):
+        return ("a cycle's agent is running in this checkout, and the runner puts .git/gitmem back after it: the "
+                "session's start is recorded at its first Stop after the agent")
+    record.prune(ws)
+    record.save(ws, record.snapshot_session(ws, session))
+    return ""
 
 
 def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
@@ -104,8 +116,13 @@ def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> 
         if holder is not None:
             # What changes in the tree now is the running agent's, and a session's LOG write is refused until it
             # ends (MemoryWriter.require_session_may_write): asking the session to log would ask for the refused.
+            # A start not recorded yet (its hook ran while the agent could act) is recorded now, if it may be.
+            from gitmem.sessions import record
+
+            waiting = _record_start(ws, session) if record.load_record(ws, session) is None else ""
             return HookAnswer(note=f"a {holder.what} is running in this checkout ({holder.describe()}): its files "
-                                   "are its agent's, not this session's; Rule 0 is not enforced until it ends")
+                                   "are its agent's, not this session's; Rule 0 is not enforced until it ends"
+                                   + (f"; {waiting}" if waiting else ""))
         return _judge(ws, session)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: not enforcing Rule 0")

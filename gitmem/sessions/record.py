@@ -10,8 +10,10 @@ from the committed tree for every path that run may change: what those paths hol
 work, which it commits (or sets aside) when it ends, so it is neither the session's starting point nor, once
 committed, a change of the session's. A cycle starts only from a clean tree and commits every path its agent
 changed: all paths are its. A close may start beside the human's uncommitted files and writes only memory files
-and LOG's volumes: only those are its, and the human's other files are fingerprinted as ever. HEAD is the commit
-the cycle started from while its agent may commit (gitmem.cycle.killed's window), not the agent's commit on top.
+and LOG's volumes: only those are its, and the human's other files are fingerprinted as ever. While the cycle's
+agent itself may act (gitmem.cycle.killed's window), no record is written at all (`guarded`): the runner's guard
+puts `.git/gitmem` back after the agent, and would remove it as the agent's. The first hook after the window records
+the start: HEAD is the cycle's start again then, the agent's commits moved off the branch.
 """
 from __future__ import annotations
 
@@ -69,8 +71,18 @@ def snapshot_session(ws: Workspace, session: str) -> SessionRecord:
     holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
     if holder is None:
         return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws), ws.last_log_cycle())
-    return SessionRecord(session, _start_of(ws, holder), work_tree_fingerprint(ws, skip=_paths_of(ws, holder)),
+    return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws, skip=_paths_of(ws, holder)),
                          ws.last_log_cycle(), during=holder.describe())
+
+
+def guarded(ws: Workspace) -> bool:
+    """Whether a cycle's agent may be acting in this checkout now: when it is done, the runner's guard puts
+    `.git/gitmem` back as it was when the agent started, so a record written now would be removed, and reported in
+    the cycle's Evidence as a change the agent made. The session's start is recorded at its first hook after that."""
+    from gitmem.cycle import killed
+
+    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
+    return holder is not None and holder.what == "cycle" and killed.window_open(ws.repo)
 
 
 def _paths_of(ws: Workspace, holder: cyclelock.LockInfo) -> Callable[[str], bool]:
@@ -82,17 +94,6 @@ def _paths_of(ws: Workspace, holder: cyclelock.LockInfo) -> Callable[[str], bool
     memory = {path for paths in ws.config.workspace_paths().values() for path in paths.values()}
     log_path = ws.config.path("log")
     return lambda path: path in memory or volumes.volume_number(log_path, path) is not None
-
-
-def _start_of(ws: Workspace, holder: cyclelock.LockInfo) -> str | None:
-    """The commit the running cycle started from while its agent may act, when the mark names a commit by its id
-    (the mark lies in `.git/gitmem`, which the agent can write: a name such as `HEAD` would move); else HEAD."""
-    from gitmem.cycle import killed
-
-    start = killed.window_start(ws.repo) if holder.what == "cycle" else None
-    if start is not None and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", start) and gitio.exists(ws.repo, start):
-        return start
-    return gitio.head_id(ws.repo)
 
 
 def run_killed(ws: Workspace, record: SessionRecord) -> bool:
@@ -143,6 +144,9 @@ def _stat_state(info: os.stat_result) -> str:
 def load_record(ws: Workspace, session: str) -> SessionRecord | None:
     """The session's record; None when there is none, or none that is a small regular file: never through a link,
     never a FIFO (whose open waits for a writer that never comes, and the hook with it)."""
+    # Looking makes nothing: a folder made while a cycle's agent may act would be put back as the agent's (`guarded`).
+    if ws.state_dir is None or not os.path.lexists(ws.state_dir / "sessions"):
+        return None
     path = _path(ws, session)
     try:
         raw = files.read_bytes(path.parent, path.name) if path is not None else None
