@@ -77,8 +77,8 @@ def snapshot_session(ws: Workspace, session: str) -> SessionRecord:
 
 def guarded(ws: Workspace) -> bool:
     """Whether a cycle's agent may be acting in this checkout now: when it is done, the runner's guard puts
-    `.git/gitmem` back as it was when the agent started, so a record written now would be removed, and reported in
-    the cycle's Evidence as a change the agent made. The session's start is recorded at its first hook after that."""
+    `.git/gitmem` back as it was when the agent started, so a record written now would be removed, and reported by
+    the runner as a change the agent made. The session's start is recorded at its first hook after that."""
     from gitmem.cycle import killed
 
     holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
