@@ -41,11 +41,10 @@ OPEN_PROTOCOL = ("Protocol: this session continues cycle {cycle} (interactive): 
 # (LOG's last entry too: its cycle number is not this session's), and the session's memory writes are refused until
 # it ends (GM722), when the runner has committed it.
 RUNNING_PROTOCOL = ("Protocol: a {what} is running in this checkout ({holder}): the uncommitted files you see are its "
-                    "agent's, not this session's, and memory writes are refused until it ends. After it ends, write "
-                    "exactly one LOG entry and one NOW block for this session (interactive) with the gitmem MCP "
-                    "tools (log_entry, now_block) or `gitmem log add` / `gitmem now add`; never edit the memory files "
-                    "by hand. Questions for the human go to ask_decision (`gitmem decision ask`): only the human "
-                    "answers them. Commit the memory files together with your work, in one commit.")
+                    "agent's, not this session's, and memory writes are refused until it ends. Then write exactly one "
+                    "LOG entry and one NOW block for this session (interactive) with the gitmem MCP tools (log_entry, "
+                    "now_block) or `gitmem log add` / `gitmem now add`, never editing the memory files by hand, and "
+                    "commit them with your work, in one commit.")
 
 
 @dataclass(frozen=True)
