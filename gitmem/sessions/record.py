@@ -79,10 +79,13 @@ def guarded(ws: Workspace) -> bool:
     """Whether a cycle's agent may be acting in this checkout now: when it is done, the runner's guard puts
     `.git/gitmem` back as it was when the agent started, so a record written now would be removed, and reported by
     the runner as a change the agent made. The session's start is recorded at its first hook after that."""
+    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
+    if holder is None or holder.what != "cycle":
+        return False
+    # Loaded (with the reaper it needs) only while a cycle runs.
     from gitmem.cycle import killed
 
-    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
-    return holder is not None and holder.what == "cycle" and killed.window_open(ws.repo)
+    return killed.window_open(ws.repo)
 
 
 def _paths_of(ws: Workspace, holder: cyclelock.LockInfo) -> Callable[[str], bool]:
