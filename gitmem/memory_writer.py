@@ -168,9 +168,7 @@ class MemoryWriter:
         state_dir = self.workspace.state_dir
         if runner_cycle() is not None or state_dir is None:
             return
-        holder = cyclelock.running(state_dir)
-        if holder is not None and cyclelock.ours(holder):
-            return
+        holder = cyclelock.running_elsewhere(state_dir)
         if holder is not None:
             message = (f"refusing to write memory: a {holder.what} is running in this checkout "
                        f"({holder.describe()}) and would take this write for its agent's; write after it ends, or "

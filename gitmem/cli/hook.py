@@ -88,7 +88,8 @@ EXIT_CODES = {
 @workspace_option
 def session_start_command(host: str, workspace: str | None) -> int:
     """SessionStart: the compact memory (under 9,000 characters) as additionalContext, on startup, resume,
-    clear and after a compaction; records the work tree the first time a session is seen."""
+    clear and after a compaction; records the work tree the first time a session is seen (while a cycle or a
+    close runs in the checkout, the committed tree for the paths it may change: its files are its agent's)."""
     from gitmem.sessions import hooks
 
     return _answer(hooks.session_start_answer(_payload(), workspace=workspace, host=host))

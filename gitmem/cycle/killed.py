@@ -17,6 +17,7 @@ it; anything uncommitted is left as it is, for the dirty-tree refusal to name. N
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,12 @@ def _mark(repo: gitio.Repo) -> Path:
 def open_window(repo: gitio.Repo, *, start: str, branch: str) -> None:
     """Record that the agent may act from now on, on `branch` started at `start` (the runner holds the lock)."""
     atomic_write(_mark(repo), json.dumps({"start": start, "branch": branch}).encode("utf-8"))
+
+
+def window_open(repo: gitio.Repo) -> bool:
+    """Whether a cycle's agent may be acting in this checkout (or died acting): its window's mark is there. While it
+    is, what anyone writes in `.git/gitmem` is the guard's to put back when the agent is done."""
+    return os.path.lexists(_mark(repo))
 
 
 def close_window(repo: gitio.Repo) -> None:

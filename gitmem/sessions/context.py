@@ -16,7 +16,7 @@ from gitmem.memory import decisions, rules
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
-from gitmem.workspace import Workspace, runner_cycle
+from gitmem.workspace import Workspace, cyclelock, runner_cycle
 
 LIMIT = 9000                  # characters: the promise (Claude Code previews hook output over ~10,000)
 LOG_LINES = 5                 # recent LOG entries, one line each
@@ -37,6 +37,15 @@ OPEN_PROTOCOL = ("Protocol: this session continues cycle {cycle} (interactive): 
                  "answers), never editing the memory files by hand. Use recall only when the task needs the past. "
                  "Commit the memory files with your work, in one commit.")
 
+# A cycle or a close of another process runs in the checkout: what the work tree holds uncommitted is its agent's
+# (LOG's last entry too: its cycle number is not this session's), and the session's memory writes are refused until
+# it ends (GM722), when the runner has committed it.
+RUNNING_PROTOCOL = ("Protocol: a {what} is running in this checkout ({holder}): the uncommitted files you see are its "
+                    "agent's, not this session's, and memory writes are refused until it ends. Then write exactly one "
+                    "LOG entry and one NOW block for this session (interactive) with the gitmem MCP tools (log_entry, "
+                    "now_block) or `gitmem log add` / `gitmem now add`, never editing the memory files by hand, and "
+                    "commit them with your work, in one commit.")
+
 
 @dataclass(frozen=True)
 class Part:
@@ -47,18 +56,26 @@ class Part:
 
 def session_context(ws: Workspace) -> str:
     """The compact memory for a session starting (or resuming after a compaction) in `ws`."""
-    last = ws.last_log_cycle()
     where = f" (workspace {ws.name})" if ws.name else ""
-    protocol = (OPEN_PROTOCOL.format(cycle=last, log=ws.config.path("log"))
-                if runner_cycle() is None and last and ws.uncommitted_log_cycle(last)
-                else PROTOCOL.format(cycle=ws.cycle_for("log")))
-    head = [f"# gitmem memory{where}", protocol]
+    head = [f"# gitmem memory{where}", _protocol(ws)]
     body = [_render(part, BUDGETS[key]) for key, part in _parts(ws).items()]
     road = _roadmap_title(ws)
     tail = [f"ROADMAP now: {road}" if road else "",
             "More: `gitmem context` (the full cycle context), `gitmem pending`, `gitmem status`, `gitmem recall`."]
     text = scrub("\n\n".join(chunk for chunk in [*head, *body, *tail] if chunk) + "\n")
     return text if len(text) <= LIMIT else text[:LIMIT - 2] + "…\n"     # the parts' budgets already keep it under
+
+
+def _protocol(ws: Workspace) -> str:
+    if runner_cycle() is not None:
+        return PROTOCOL.format(cycle=ws.cycle_for("log"))
+    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
+    if holder is not None:
+        return RUNNING_PROTOCOL.format(what=holder.what, holder=holder.describe())
+    last = ws.last_log_cycle()
+    if last and ws.uncommitted_log_cycle(last):
+        return OPEN_PROTOCOL.format(cycle=last, log=ws.config.path("log"))
+    return PROTOCOL.format(cycle=ws.cycle_for("log"))
 
 
 def _parts(ws: Workspace) -> dict[str, Part]:

@@ -9,7 +9,8 @@ model, and the next stop comes with `stop_hook_active` true).
 
 - SessionStart (on startup, resume, clear and after a compaction): the compact memory
   (gitmem.sessions.context) as `additionalContext`, and, the first time a session id is seen, a record of
-  the work tree (gitmem.sessions.record).
+  the work tree (gitmem.sessions.record): while a cycle or a close runs in the checkout, of the committed tree
+  for the paths it may change, whose uncommitted state is its agent's.
 - Stop (after every assistant turn): Rule 0 for an interactive session. If the session changed files since
   it started but wrote no LOG entry, block once, with a reason telling the agent to log. Never when
   `stop_hook_active` is set (Claude Code is already continuing because of a stop hook), never twice in a
@@ -75,14 +76,26 @@ def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = 
         unrecorded = ""
         try:
             if session and ws.state_dir is not None and record.load_record(ws, session) is None:
-                record.prune(ws)
-                record.save(ws, record.snapshot_session(ws, session))
+                unrecorded = _record_start(ws, session)
         except GitmemError as err:        # a planted link in .git/gitmem: the session still gets its memory
             unrecorded = f"{err}: the session's start is not recorded, so Rule 0 is not enforced at its end"
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: the session starts without the memory")
     return HookAnswer(_context_answer(context, host), note=unrecorded)
+
+
+def _record_start(ws: Workspace, session: str) -> str:
+    """Record the session's start (gitmem.sessions.record), unless a cycle's agent may be acting now: its guard would
+    remove the record as the agent's change. A note saying so, or ""."""
+    from gitmem.sessions import record
+
+    if record.guarded(ws):
+        return ("a cycle's agent is running in this checkout, and the runner puts .git/gitmem back after it: the "
+                "session's start is recorded at its first Stop after the agent")
+    record.prune(ws)
+    record.save(ws, record.snapshot_session(ws, session))
+    return ""
 
 
 def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
@@ -99,12 +112,17 @@ def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> 
         session = _session_id(payload)
         if ws is None or not session or ws.state_dir is None:
             return HookAnswer(note="no memory repository or no session id: nothing to enforce")
-        holder = cyclelock.running(ws.state_dir)
-        if holder is not None and not cyclelock.ours(holder):
+        holder = cyclelock.running_elsewhere(ws.state_dir)
+        if holder is not None:
             # What changes in the tree now is the running agent's, and a session's LOG write is refused until it
             # ends (MemoryWriter.require_session_may_write): asking the session to log would ask for the refused.
+            # A start not recorded yet (its hook ran while the agent could act) is recorded now, if it may be.
+            from gitmem.sessions import record
+
+            waiting = _record_start(ws, session) if record.load_record(ws, session) is None else ""
             return HookAnswer(note=f"a {holder.what} is running in this checkout ({holder.describe()}): its files "
-                                   "are its agent's, not this session's; Rule 0 is not enforced until it ends")
+                                   "are its agent's, not this session's; Rule 0 is not enforced until it ends"
+                                   + (f"; {waiting}" if waiting else ""))
         return _judge(ws, session)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: not enforcing Rule 0")
@@ -119,6 +137,11 @@ def _judge(ws: Workspace, session: str) -> HookAnswer:
         return HookAnswer(note="no record of this session's start: recorded the work tree now")
     if started.blocked:
         return HookAnswer(note="this session was already told to log once")
+    if record.run_killed(ws, started):
+        record.save(ws, record.snapshot_session(ws, session))
+        return HookAnswer(note=f"the {started.during} running when this session started ended without finishing: what "
+                               "it left uncommitted cannot be told from this session's work, so the work tree was "
+                               "recorded now")
     if _logged_since(ws, started.last_cycle):
         return HookAnswer(note="the session wrote its LOG entry")
     changed = record.changed_since(ws, started)

@@ -4,6 +4,16 @@ A record holds HEAD, a fingerprint of every dirty file (its path and a hash of i
 a big file's stat data), and the last cycle in LOG. At the end, the session changed files if HEAD moved or the
 dirty fingerprint is different; it wrote its LOG entry if LOG's last cycle is newer. Records live in
 `.git/gitmem/sessions/`, one small JSON file per session id, and the oldest are pruned: they are disposable.
+
+A session that starts while a cycle or a close runs in the checkout (another process holds the cycle lock) starts
+from the committed tree for every path that run may change: what those paths hold uncommitted then is its agent's
+work, which it commits (or sets aside) when it ends, so it is neither the session's starting point nor, once
+committed, a change of the session's. A cycle starts only from a clean tree and commits every path its agent
+changed: all paths are its. A close may start beside the human's uncommitted files and writes only memory files
+and LOG's volumes: only those are its, and the human's other files are fingerprinted as ever. While the cycle's
+agent itself may act (gitmem.cycle.killed's window), no record is written at all (`guarded`): the runner's guard
+puts `.git/gitmem` back after the agent, and would remove it as the agent's. The first hook after the window records
+the start: HEAD is the cycle's start again then, the agent's commits moved off the branch.
 """
 from __future__ import annotations
 
@@ -12,6 +22,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,7 +30,7 @@ from gitmem import gitio
 from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.memory_writer import atomic_write
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, cyclelock
 from gitmem.workspace.statedir import state_directory
 
 KEEP = 50                      # records kept; older ones are pruned when a session starts
@@ -37,6 +48,7 @@ class SessionRecord:
     dirty: dict[str, str] = field(default_factory=dict)     # path -> sha256 of its work-tree bytes, or DELETED
     last_cycle: int = 0
     blocked: bool = False       # the stop hook already blocked this session once
+    during: str = ""            # the cycle or close that ran in the checkout when the session started ("": none)
 
 
 def folder(ws: Workspace) -> Path | None:
@@ -54,14 +66,55 @@ def _path(ws: Workspace, session: str) -> Path | None:
 
 
 def snapshot_session(ws: Workspace, session: str) -> SessionRecord:
-    """The work tree now, as a record for `session`."""
-    return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws), ws.last_log_cycle())
+    """The work tree now, as a record for `session`; while a cycle or a close of another process runs, with the
+    paths it may change as committed (see the module's docstring)."""
+    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
+    if holder is None:
+        return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws), ws.last_log_cycle())
+    return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws, skip=_paths_of(ws, holder)),
+                         ws.last_log_cycle(), during=holder.describe())
 
 
-def work_tree_fingerprint(ws: Workspace) -> dict[str, str]:
+def guarded(ws: Workspace) -> bool:
+    """Whether a cycle's agent may be acting in this checkout now: when it is done, the runner's guard puts
+    `.git/gitmem` back as it was when the agent started, so a record written now would be removed, and reported by
+    the runner as a change the agent made. The session's start is recorded at its first hook after that."""
+    holder = cyclelock.running_elsewhere(ws.state_dir) if ws.state_dir is not None else None
+    if holder is None or holder.what != "cycle":
+        return False
+    # Loaded (with the reaper it needs) only while a cycle runs.
+    from gitmem.cycle import killed
+
+    return killed.window_open(ws.repo)
+
+
+def _paths_of(ws: Workspace, holder: cyclelock.LockInfo) -> Callable[[str], bool]:
+    """Whether the running cycle or close may change a path (and commit it as its own when it ends)."""
+    if holder.what != "close":           # a cycle starts from a clean tree and commits whatever its agent changed
+        return lambda path: True
+    from gitmem.memory import volumes
+
+    memory = {path for paths in ws.config.workspace_paths().values() for path in paths.values()}
+    log_path = ws.config.path("log")
+    return lambda path: path in memory or volumes.volume_number(log_path, path) is not None
+
+
+def run_killed(ws: Workspace, record: SessionRecord) -> bool:
+    """Whether the cycle or close the session started beside died without finishing (kill -9, a crash, a reboot):
+    its lock is still there, naming it, with its process gone. What its agent left uncommitted is in the work tree,
+    neither committed nor the session's, so the session's start is taken again from there."""
+    if not record.during or ws.state_dir is None:
+        return False
+    holder = cyclelock.read_lock(cyclelock.lock_path(ws.state_dir))
+    return holder is not None and holder.describe() == record.during and cyclelock.running(ws.state_dir) is None
+
+
+def work_tree_fingerprint(ws: Workspace, *, skip: Callable[[str], bool] = lambda path: False) -> dict[str, str]:
+    """The state of every dirty file but those `skip` names (read neither: a running cycle's may be gigabytes)."""
     found: dict[str, str] = {}
     for path, _ in gitio.dirty_files(ws.repo):
-        found[path] = _state(ws.root / path)
+        if not skip(path):
+            found[path] = _state(ws.root / path)
     return found
 
 
@@ -94,6 +147,9 @@ def _stat_state(info: os.stat_result) -> str:
 def load_record(ws: Workspace, session: str) -> SessionRecord | None:
     """The session's record; None when there is none, or none that is a small regular file: never through a link,
     never a FIFO (whose open waits for a writer that never comes, and the hook with it)."""
+    # Looking makes nothing: a folder made while a cycle's agent may act would be put back as the agent's (`guarded`).
+    if ws.state_dir is None or not os.path.lexists(ws.state_dir / "sessions"):
+        return None
     path = _path(ws, session)
     try:
         raw = files.read_bytes(path.parent, path.name) if path is not None else None
@@ -108,7 +164,7 @@ def _well_formed(record: SessionRecord) -> bool:
     """A record edited or damaged by hand is no record: the stop hook compares its fields as these types."""
     return (isinstance(record.session, str) and (record.head is None or isinstance(record.head, str))
             and isinstance(record.dirty, dict) and all(isinstance(v, str) for v in record.dirty.values())
-            and type(record.last_cycle) is int and isinstance(record.blocked, bool))
+            and type(record.last_cycle) is int and isinstance(record.blocked, bool) and isinstance(record.during, str))
 
 
 def save(ws: Workspace, record: SessionRecord) -> None:

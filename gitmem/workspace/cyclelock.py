@@ -108,6 +108,13 @@ def running(state_dir: Path) -> LockInfo | None:
     return holder
 
 
+def running_elsewhere(state_dir: Path) -> LockInfo | None:
+    """The cycle or close another process runs in this checkout (`running`, but for this process's own): what
+    changes in the work tree meanwhile is its agent's, which it commits when it ends."""
+    holder = running(state_dir)
+    return holder if holder is not None and not ours(holder) else None
+
+
 def ours(holder: LockInfo) -> bool:
     """Whether this process took the lock `holder` describes."""
     return holder.host == socket.gethostname() and holder.pid == os.getpid()
