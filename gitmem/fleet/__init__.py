@@ -2,6 +2,7 @@
 of `gitmem status` and `gitmem pending`, into one inbox, one health table and one page.
 
   fleetfile  fleet.yaml, validated like gitmem.yaml
+  duplicates each agent once in it: no name twice, no repository and workspace read by two entries
   read       one agent: its repository (in place, or a read-only copy in the cache) into rows and decisions
   parallel   every agent in parallel worker processes, each under a timeout
   page       the fleet's HTML page

@@ -143,9 +143,7 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
                 raise
             raise gitio.GitCommandError(f"{err}: {CREDENTIALS_HINT}", err.output) from None
         return Workspace.for_repo(repo), branch, True
-    # `~/agents/writer` as a shell reads it: fleet.yaml is written by hand, and git itself expands `~` in paths.
-    given = os.path.expanduser(entry.repo)
-    path = (base / given).resolve() if not os.path.isabs(given) else Path(given)
+    path = entry.local_path(base)
     if not path.is_dir():
         raise GitmemError(f"{entry.repo} is not a directory")
     repo = gitio.open_repo(path)
