@@ -85,11 +85,14 @@ PUBLIC_ERROR = ("could not be read (the error is left out of the public view; ru
 
 def unreadable_diagnostics(fleet: Fleet, rows: Iterable[AgentRow], *, public: bool = False) -> list[str]:
     """One `path:line: GM931 agent: error` line per row that could not be read, at its entry in the fleet file:
-    where the human fixes a path, a URL, a workspace or a token. `public` leaves the error out (PUBLIC_ERROR)."""
+    where the human fixes a path, a URL, a workspace or a token. `public` leaves the error out (PUBLIC_ERROR).
+    The error is folded onto the line: it may quote git's or a library's output, and a line break in it would
+    start a line that reads as no diagnostic (a `path:line:` reader takes it for garbage, or for another's)."""
     lines = {entry.name: entry.line for entry in fleet.agents}
     found = []
     for row in rows:
         if row.error:
-            text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=PUBLIC_ERROR if public else row.error)
+            error = " ".join((PUBLIC_ERROR if public else row.error).split())
+            text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=error)
             found.append(f"{fleet.path}:{lines.get(row.agent) or 1}: {codes.FLEET_AGENT_UNREADABLE.code} {text}")
     return found
