@@ -309,7 +309,7 @@ def _write_agent_pages(view: Any, folder: Path) -> int:
         raise cannot_write(folder / AGENT_PAGES, err) from None
 
 
-PAGES_OFF = ("GitHub Pages: off in fleet.yaml, so nothing is published (`pages: public` publishes verdicts and counts "
+PAGES_OFF = ("GitHub Pages: off in {fleet}, so nothing is published (`pages: public` publishes verdicts and counts "
              "only, to anyone)")
 
 
@@ -332,7 +332,7 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
 
     chosen = _load(fleet_file)
     if chosen.pages != "public":
-        _say(PAGES_OFF)
+        _say(PAGES_OFF.format(fleet=fleet_file))
         return ExitCode.OK
     target = fleet_page_target(out, chosen.path, public=True)
     view = _read(chosen, timeout, offline, with_page=True)

@@ -149,8 +149,20 @@ def load_fleet(path: Path) -> Fleet:
             raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} is a directory, not a fleet file: pass --fleet "
                           f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
         raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} {err.what}; a fleet file is read only as a regular "
-                      "file, never through a link: pass --fleet with the file itself") from None
+                      "file, never through a link: pass --fleet with the file itself" + _linked_to(path)) from None
     return parse_fleet(data, path=path, shown=shown)
+
+
+def _linked_to(path: Path) -> str:
+    """` (--fleet FILE)` naming the file a link at `path` leads to, as it is given from here (relative when it is
+    below this directory): the file to pass instead. Empty when `path` is no link or leads nowhere."""
+    if not os.path.islink(path):
+        return ""
+    target = os.path.realpath(path)
+    if not os.path.isfile(target):
+        return ""
+    relative = os.path.relpath(target)
+    return f" (--fleet {target if relative.startswith('..') else relative})"
 
 
 def _is_folder(path: Path) -> bool:
@@ -167,6 +179,9 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     except UnicodeDecodeError as err:
         raise refused(codes.CONFIG_UNREADABLE, shown, f"not valid UTF-8 ({err.reason})") from None
     raw = load_yaml(text, shown)
+    if raw is None:       # nothing but blank lines and comments: a new file, or one emptied by mistake
+        raise refused(codes.CONFIG_WRONG_TYPE, shown, "the fleet file is empty: write `agents:`, a list of {name, "
+                      "repo} (see docs/fleet.md)")
     if not isinstance(raw, dict) or "agents" not in raw:
         raise refused(codes.CONFIG_WRONG_TYPE, shown, "expected a mapping with `agents:`, a list of {name, repo}")
     unknown = [key for key in raw if key not in TOP_KEYS]
