@@ -22,6 +22,7 @@ misspelt `branch` would silently read the wrong branch of every agent.
 """
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -132,7 +133,7 @@ def is_url(repo: str) -> bool:
 
 def load_fleet(path: Path) -> Fleet:
     """fleet.yaml at `path`, read as a regular file (never through a link) and validated; ConfigError else."""
-    shown = path.name if path.parent == Path(".") else str(path)
+    shown = str(path)     # as given (`.` for the current folder, whose name alone would be empty)
     try:
         size = files.file_size(path.parent, path.name)
         if size is None:
@@ -177,7 +178,11 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise refused(codes.CONFIG_UNREADABLE, shown, f"not valid UTF-8 ({err.reason})") from None
+        # PowerShell's `>` and some Windows editors save UTF-16: say so, and what to save instead.
+        utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        raise refused(codes.CONFIG_UNREADABLE, shown, "not valid UTF-8 " + (
+            "(it is saved as UTF-16, which starts with its byte-order mark): save it as UTF-8" if utf16
+            else f"({err.reason})")) from None
     raw = load_yaml(text, shown)
     if raw is None:       # nothing but blank lines and comments: a new file, or one emptied by mistake
         raise refused(codes.CONFIG_WRONG_TYPE, shown, "the fleet file is empty: write `agents:`, a list of {name, "

@@ -53,3 +53,22 @@ def test_pages_off_names_the_fleet_file_it_read(cli, tmp_path: Path) -> None:
     assert done.code == ExitCode.OK
     assert done.out.startswith("GitHub Pages: off in team.yaml, so nothing is published"), done.out
     assert not (tmp_path / "fleet-pages").exists()
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be"])
+def test_a_fleet_file_saved_as_utf16_says_so_and_to_save_it_as_utf8(cli, tmp_path: Path, codec: str) -> None:
+    """PowerShell's `>` writes UTF-16 with its byte-order mark: "invalid start byte" named no fix."""
+    data = "agents:\n  - name: a\n    repo: a\n".encode(codec)
+    (tmp_path / "fleet.yaml").write_bytes(data if data.startswith((b"\xff\xfe", b"\xfe\xff")) else b"\xfe\xff" + data)
+    done = cli(["fleet", "status"], cwd=tmp_path)
+    assert done.code == ExitCode.USAGE
+    assert done.err == ("gitmem: fleet.yaml:1: GM930 not valid UTF-8 (it is saved as UTF-16, which starts with its "
+                        "byte-order mark): save it as UTF-8\n")
+
+
+def test_the_current_folder_given_as_the_fleet_file_names_the_file_in_it(cli, tmp_path: Path) -> None:
+    """`--fleet .` was named by its empty name, and the fix offered was `/fleet.yaml`, at the top of the disk."""
+    done = cli(["fleet", "status", "--fleet", "."], cwd=tmp_path)
+    assert done.code == ExitCode.USAGE
+    assert done.err == ("gitmem: .:1: GM930 . is a directory, not a fleet file: pass --fleet ./fleet.yaml (or wherever "
+                        "its fleet file is)\n")
