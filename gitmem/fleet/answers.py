@@ -1,5 +1,5 @@
 """The fleet commands' answers as data, the objects their --json prints: `fleet pending`, `fleet status` and
-`fleet dispatch`. Each says the moment (or the dry run), whether an agent failed and which (`unreadable`, as the
+`fleet dispatch`. Each says the moment (`now`), whether an agent failed and which (`unreadable`, as the
 GM931 lines say them), then its own content; a public answer leaves out what `gitmem.fleet.public` keeps from
 the public."""
 from __future__ import annotations
@@ -35,9 +35,10 @@ def status_data(fleet: Fleet, view: FleetView, *, public: bool) -> dict[str, Any
 
 
 def dispatch_data(fleet: Fleet, view: FleetView, done: CatchUpPass, *, public: bool) -> dict[str, Any]:
-    """`fleet dispatch --json`: whether it was a dry run, whether an agent could not be read or a call failed
-    (`failed`, the exit code's reason), the agents that could not be read (`unreadable`, as `fleet status --json`
-    says them), the calls made, a step per agent."""
-    return {"dry_run": done.dry_run, "failed": done.failed,
+    """`fleet dispatch --json`: the moment the fleet was read (what "overdue" is judged from, `now` as the other
+    answers say it), whether it was a dry run, whether an agent could not be read or a call failed (`failed`, the
+    exit code's reason), the agents that could not be read (`unreadable`, as `fleet status --json` says them),
+    the calls made, a step per agent."""
+    return {"now": view.moment.isoformat(timespec="seconds"), "dry_run": done.dry_run, "failed": done.failed,
             "unreadable": unreadable_data(fleet, view.rows, public=public), "calls": done.calls,
             "agents": [public_step(step) if public else asdict(step) for step in done.steps]}

@@ -72,3 +72,16 @@ def test_the_current_folder_given_as_the_fleet_file_names_the_file_in_it(cli, tm
     assert done.code == ExitCode.USAGE
     assert done.err == ("gitmem: .:1: GM930 . is a directory, not a fleet file: pass --fleet ./fleet.yaml (or wherever "
                         "its fleet file is)\n")
+
+
+def test_every_json_answer_opens_with_the_moment_the_fleet_was_read(cli, tmp_path: Path) -> None:
+    """A script reading the three answers found `now` in `pending` and `status`, and none in `dispatch`."""
+    make_repo(tmp_path / "writer")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: writer\n    repo: writer\n", encoding="utf-8")
+    heads = {}
+    for command in (["pending"], ["status"], ["dispatch", "--dry-run"]):
+        done = cli(["fleet", *command, "--json"], cwd=tmp_path)
+        assert done.code == ExitCode.OK, done.err
+        heads[command[0]] = list(json.loads(done.out))[:3]
+    assert heads == {name: ["now", "failed", "unreadable"] for name in ("pending", "status")} | {
+        "dispatch": ["now", "dry_run", "failed"]}
