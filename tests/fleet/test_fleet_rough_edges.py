@@ -85,3 +85,15 @@ def test_every_json_answer_opens_with_the_moment_the_fleet_was_read(cli, tmp_pat
         heads[command[0]] = list(json.loads(done.out))[:3]
     assert heads == {name: ["now", "failed", "unreadable"] for name in ("pending", "status")} | {
         "dispatch": ["now", "dry_run", "failed"]}
+
+
+def test_a_missing_relative_repo_says_where_it_was_looked_for(cli, tmp_path: Path) -> None:
+    """`--fleet team/fleet.yaml` reads `repo: writer` as team/writer: "writer is not a directory" sent the human
+    looking beside them, where a writer/ may well be."""
+    make_repo(tmp_path / "writer")
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "fleet.yaml").write_text("agents:\n  - name: writer\n    repo: writer\n", encoding="utf-8")
+    done = cli(["fleet", "status", "--fleet", "team/fleet.yaml"], cwd=tmp_path)
+    assert done.code == ExitCode.USAGE
+    assert (f"team/fleet.yaml:2: GM931 writer: writer is not a directory ({tmp_path / 'team' / 'writer'}: a relative "
+            "repo is read from the fleet file's folder)") in done.out, done.out
