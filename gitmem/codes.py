@@ -648,6 +648,14 @@ FLEET_AGENT_UNREADABLE = _code(
     "an agent of a fleet file could not be read (its path is no directory, not the top of a git work tree, or holds "
     "no gitmem memory; its fetch failed; its workspace is not in its gitmem.yaml); its row says why, every other "
     "agent is still read, and the command exits 2", "{agent}: {error}", since=6)
+# One rule for both ways a fleet file can hold one agent twice (gitmem.fleet.duplicates): its page would stand
+# behind another's link, or its decisions would show twice in the inbox and its spending count twice.
+FLEET_AGENT_TWICE = _code(
+    "GM932", "fleet-agent-twice",
+    "two entries of a fleet file are one agent: the same name (ignoring case: the name is its page's file name), or "
+    "the same repository and workspace however spelt (`./a` and `a/`, a link to it, another case of it), whose "
+    "decisions would show twice in the inbox and whose spending would count twice against the budget; the fleet "
+    "file is refused", "{message}", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +11,6 @@ import click
 
 from gitmem.cli.common import (
     CommandGroup,
-    UsageError,
     cannot_write,
     colour_option,
     colour_wanted,
@@ -60,38 +58,23 @@ def _say_unreadable(chosen: Fleet, rows: list[Any], *, public: bool) -> None:
         _say(f"gitmem: {line}", err=True)
 
 
-def _unreadable_data(chosen: Fleet, rows: list[Any], *, public: bool) -> list[dict[str, Any]]:
-    """`unreadable` of the --json outputs: each agent that could not be read, where its entry is (`at`, the fleet
-    file and line, as the text's GM931 line says) and git's `error`, which --public leaves out."""
-    from gitmem import codes
-
-    lines = {entry.name: entry.line for entry in chosen.agents}
-    return [{"agent": row.label, **({} if public else {"error": row.error}),
-             "at": f"{chosen.path}:{lines.get(row.agent) or 1}", "code": codes.FLEET_AGENT_UNREADABLE.code}
-            for row in rows if row.error]
-
-
-def _public_step(step: Any) -> dict[str, Any]:
-    """A catch-up step for a public view: whether a call failed, not its error, nor the repository or branch."""
-    shown: dict[str, Any] = {key: value for key, value in asdict(step).items() if key not in ("ref", "error", "github")}
-    shown["failed"] = bool(step.error)
-    return shown
-
-
-def _read(fleet_file: str | Fleet, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
-    """Every agent of the fleet (fleet.yaml's path, or the fleet it holds), read in parallel."""
-    from gitmem.fleet.fleetfile import load_fleet
+def _read(chosen: Fleet, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
+    """Every agent of the fleet, read in parallel."""
     from gitmem.fleet.parallel import read_fleet
 
-    chosen = load_fleet(Path(fleet_file)) if isinstance(fleet_file, str) else fleet_file
     return read_fleet(chosen, timeout=timeout, with_page=with_page, offline=offline)
+
+
+def _load(fleet_file: str) -> Fleet:
+    """The fleet file `--fleet` names, validated (gitmem.fleet.fleetfile)."""
+    from gitmem.fleet.fleetfile import load_fleet
+
+    return load_fleet(Path(fleet_file))
 
 
 def _load_and_read(fleet_file: str, timeout: float, offline: bool) -> tuple[Fleet, Any]:
     """The fleet file at `fleet_file`, and every agent of it read: the file names where each agent's entry is."""
-    from gitmem.fleet.fleetfile import load_fleet
-
-    chosen = load_fleet(Path(fleet_file))
+    chosen = _load(fleet_file)
     return chosen, _read(chosen, timeout, offline)
 
 
@@ -129,26 +112,15 @@ EXIT_CODES = {
 def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
+    from gitmem.fleet.answers import pending_data
+
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(_pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
         _say(_inbox_text(view.inbox, view.rows, public=public))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
-
-
-def _pending_data(chosen: Fleet, view: Any, *, public: bool) -> dict[str, Any]:
-    """`fleet pending --json`, an object as `fleet status --json` is: the moment, whether an agent failed and
-    which (`unreadable`: each with git's error, which --public leaves out), and the decisions (with --public,
-    `waiting`: how many wait on each agent). It was the bare list, which could not say whose decisions are
-    missing from it."""
-    from gitmem.fleet.public import waiting_counts
-
-    unreadable = _unreadable_data(chosen, view.rows, public=public)
-    found = {"waiting": waiting_counts(view.inbox)} if public else {"decisions": [asdict(d) for d in view.inbox]}
-    return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed, "unreadable": unreadable,
-            **found}
 
 
 def _inbox_text(inbox: list[Any], rows: list[Any], *, public: bool) -> str:
@@ -239,9 +211,11 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
     same. Rows come most urgent first (unreadable, stalled, clock ahead, over budget, rule 0 streak, waiting on
     you, no cycles yet, ok). With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
+    from gitmem.fleet.answers import status_data
+
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(_status_data(chosen, view, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(status_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
         _say_status(chosen, view, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
@@ -278,10 +252,10 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
-    from gitmem.fleet.fleetfile import load_fleet
+    from gitmem.fleet.target import fleet_page_target
 
-    chosen = load_fleet(Path(fleet_file))
-    target = _page_target(chosen, out, public=public)
+    chosen = _load(fleet_file)
+    target = fleet_page_target(out, chosen.path, public=public)
     view = _read(chosen, timeout, offline, with_page=True)
     size, written = _write_pages(view, target, chosen, public=public)
     removed = [] if public else _remove_stale_pages(view, target.parent)
@@ -289,16 +263,6 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
          + ("; public view: verdicts and counts only" if public else "") + _removed_note(removed))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
-
-
-def _page_target(chosen: Fleet, out: str, *, public: bool) -> Path:
-    """The file `--out` names for the fleet page, refused (exit 2, nothing written) where it would replace the
-    fleet file or what a report never replaces (`gitmem.fleet.target`), or, public, lie beside agents' pages."""
-    from gitmem.fleet.target import page_path, refuse_replacing
-
-    target = _public_target(page_path(out)) if public else page_path(out)
-    refuse_replacing([target], chosen.path)
-    return target
 
 
 def _write_pages(view: Any, target: Path, chosen: Fleet, *, public: bool) -> tuple[int, int]:
@@ -334,19 +298,6 @@ def _remove_stale_pages(view: Any, folder: Path) -> list[str]:
     return stale
 
 
-def _public_target(target: Path) -> Path:
-    """`target`, for a public page: written only where no agent pages lie beside it, which quote the agents'
-    memory (a report without --public wrote them): whoever publishes the folder would publish them with it."""
-    from gitmem.fleet.page import AGENT_PAGES
-
-    beside = target.parent / AGENT_PAGES
-    if beside.is_dir() and not beside.is_symlink() and any(beside.iterdir()):
-        raise UsageError(f"{beside} holds agents' own pages, which quote their memory (a report without "
-                               "--public wrote them); a public page beside them would be published with them: "
-                               "remove that folder, or write the public page to another --out")
-    return target
-
-
 def _write_agent_pages(view: Any, folder: Path) -> int:
     """The agents' own pages beside the fleet page (gitmem.fleet.page.write_agent_pages); a page that cannot be
     written is the one refusal of writing a page (a link in the way is FileRefused, exit 2, as it was)."""
@@ -358,19 +309,7 @@ def _write_agent_pages(view: Any, folder: Path) -> int:
         raise cannot_write(folder / AGENT_PAGES, err) from None
 
 
-def _status_data(chosen: Fleet, view: Any, *, public: bool) -> dict[str, Any]:
-    """`fleet status --json`: the moment, the agents that failed (`unreadable`, as `fleet pending --json` says
-    them), the headline and notes, a row per agent."""
-    from gitmem.fleet.need import fleet_notes, headline
-    from gitmem.fleet.public import public_row
-
-    agents = [asdict(public_row(row)) if public else asdict(row) for row in view.rows]
-    return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
-            "unreadable": _unreadable_data(chosen, view.rows, public=public),
-            "headline": headline(view.rows), "notes": fleet_notes(view.rows), "agents": agents}
-
-
-PAGES_OFF = ("GitHub Pages: off in fleet.yaml, so nothing is published (`pages: public` publishes verdicts and counts "
+PAGES_OFF = ("GitHub Pages: off in {fleet}, so nothing is published (`pages: public` publishes verdicts and counts "
              "only, to anyone)")
 
 
@@ -389,13 +328,13 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     is refused (exit 2) where an earlier `fleet report`'s agent pages lie beside the page.
     Exit 2 when an agent could not be read (its row says so; the page is still written).
     """
-    from gitmem.fleet.fleetfile import load_fleet
+    from gitmem.fleet.target import fleet_page_target
 
-    chosen = load_fleet(Path(fleet_file))
+    chosen = _load(fleet_file)
     if chosen.pages != "public":
-        _say(PAGES_OFF)
+        _say(PAGES_OFF.format(fleet=fleet_file))
         return ExitCode.OK
-    target = _page_target(chosen, out, public=True)
+    target = fleet_page_target(out, chosen.path, public=True)
     view = _read(chosen, timeout, offline, with_page=True)
     _publish(chosen, view, target)
     return ExitCode.USAGE if view.failed else ExitCode.OK
@@ -434,21 +373,19 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
 
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     done = dispatch_overdue(chosen, view, dry_run=dry_run, environ=os.environ)
-    if as_json:
-        _say(json.dumps(_dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
-    else:
-        _say(_dispatch_text(done, public=public))
+    _say_dispatch(chosen, view, done, as_json=as_json, public=public)
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if done.failed else ExitCode.OK
 
 
-def _dispatch_data(chosen: Fleet, view: Any, done: CatchUpPass, *, public: bool) -> dict[str, Any]:
-    """`fleet dispatch --json`: whether it was a dry run, whether an agent could not be read or a call failed
-    (`failed`, the exit code's reason), the agents that could not be read (`unreadable`, as `fleet status --json`
-    says them), the calls made, a step per agent."""
-    return {"dry_run": done.dry_run, "failed": done.failed,
-            "unreadable": _unreadable_data(chosen, view.rows, public=public), "calls": done.calls,
-            "agents": [_public_step(step) if public else asdict(step) for step in done.steps]}
+def _say_dispatch(chosen: Fleet, view: Any, done: CatchUpPass, *, as_json: bool, public: bool) -> None:
+    """The pass on stdout: its --json object (gitmem.fleet.answers), or a line per agent."""
+    from gitmem.fleet.answers import dispatch_data
+
+    if as_json:
+        _say(json.dumps(dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
+    else:
+        _say(_dispatch_text(done, public=public))
 
 
 def _dispatch_text(done: CatchUpPass, *, public: bool) -> str:

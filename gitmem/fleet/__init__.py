@@ -2,9 +2,12 @@
 of `gitmem status` and `gitmem pending`, into one inbox, one health table and one page.
 
   fleetfile  fleet.yaml, validated like gitmem.yaml
+  duplicates each agent once in it: no name twice, no repository and workspace read by two entries
   read       one agent: its repository (in place, or a read-only copy in the cache) into rows and decisions
   parallel   every agent in parallel worker processes, each under a timeout
   page       the fleet's HTML page
+  target     where the fleet's pages may be written, judged before the first is
+  answers    the commands' answers as data, the objects --json prints
   need       what each agent needs of the human, for the header counts and the order of the rows
   public     what a public page may show of an agent
   spending   what the fleet spent today, against fleet.yaml's caps

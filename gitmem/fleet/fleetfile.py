@@ -22,19 +22,21 @@ misspelt `branch` would silently read the wrong branch of every agent.
 """
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from gitmem import codes
 from gitmem.config import load_yaml, refused
 from gitmem.config.validate import kind_in_words, text_problem, workspace_name_problem
 from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
+from gitmem.fleet.duplicates import refuse_twice
 
 FLEET_NAME = "fleet.yaml"
 MAX_BYTES = 1024 * 1024
@@ -76,6 +78,31 @@ class AgentEntry:
     def is_url(self) -> bool:
         return is_url(self.repo)
 
+    def local_path(self, base: Path) -> Path:
+        """Where a local repo is: `~/agents/writer` as a shell reads it (fleet.yaml is written by hand, and git
+        itself expands `~` in paths), a relative path from `base`, fleet.yaml's directory; links resolved."""
+        given = os.path.expanduser(self.repo)
+        return (base / given).resolve() if not os.path.isabs(given) else Path(given)
+
+    def place(self, base: Path) -> tuple[object, ...]:
+        """The repository (and branch) this entry reads, the same for each spelling of it: a local directory by
+        its identity on disk (`./a`, `a/`, a link to it, another case of it where the disk ignores case), a
+        GitHub repository by its owner/name (GitHub ignores case; https, ssh and `git@host:` alike), another URL
+        by its host and path without `.git`. Two entries of one place would read one memory twice."""
+        if not self.is_url:
+            return ("local", *_directory_identity(self.local_path(base)))
+        found = github_path(self.repo)
+        if found is not None:
+            return ("github", found.casefold(), self.branch)
+        if SCP_RE.match(self.repo) and "://" not in self.repo:
+            host, _, rest = self.repo.partition("@")[2].partition(":")
+        else:
+            parts = urlsplit(self.repo)
+            if parts.scheme == "file":
+                return ("file", *_directory_identity(Path(unquote(parts.path))), self.branch)
+            host, rest = (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path
+        return ("url", host.casefold(), rest.strip("/").removesuffix(".git"), self.branch)
+
 
 @dataclass(frozen=True)
 class Fleet:
@@ -90,13 +117,23 @@ class Fleet:
         return self.path.parent
 
 
+def _directory_identity(path: Path) -> tuple[object, ...]:
+    """A directory as the disk knows it (device and inode), whatever names lead to it; its absolute path, folded
+    as the platform folds names, when it cannot be read (then it cannot be read as an agent either)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return ("path", os.path.normcase(os.path.abspath(path)))
+    return ("inode", found.st_dev, found.st_ino)
+
+
 def is_url(repo: str) -> bool:
     return "://" in repo or bool(SCP_RE.match(repo))
 
 
 def load_fleet(path: Path) -> Fleet:
     """fleet.yaml at `path`, read as a regular file (never through a link) and validated; ConfigError else."""
-    shown = path.name if path.parent == Path(".") else str(path)
+    shown = str(path)     # as given (`.` for the current folder, whose name alone would be empty)
     try:
         size = files.file_size(path.parent, path.name)
         if size is None:
@@ -113,8 +150,20 @@ def load_fleet(path: Path) -> Fleet:
             raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} is a directory, not a fleet file: pass --fleet "
                           f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
         raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} {err.what}; a fleet file is read only as a regular "
-                      "file, never through a link: pass --fleet with the file itself") from None
+                      "file, never through a link: pass --fleet with the file itself" + _linked_to(path)) from None
     return parse_fleet(data, path=path, shown=shown)
+
+
+def _linked_to(path: Path) -> str:
+    """` (--fleet FILE)` naming the file a link at `path` leads to, as it is given from here (relative when it is
+    below this directory): the file to pass instead. Empty when `path` is no link or leads nowhere."""
+    if not os.path.islink(path):
+        return ""
+    target = os.path.realpath(path)
+    if not os.path.isfile(target):
+        return ""
+    relative = os.path.relpath(target)
+    return f" (--fleet {target if relative.startswith('..') else relative})"
 
 
 def _is_folder(path: Path) -> bool:
@@ -129,8 +178,15 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise refused(codes.CONFIG_UNREADABLE, shown, f"not valid UTF-8 ({err.reason})") from None
+        # PowerShell's `>` and some Windows editors save UTF-16: say so, and what to save instead.
+        utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        raise refused(codes.CONFIG_UNREADABLE, shown, "not valid UTF-8 " + (
+            "(it is saved as UTF-16, which starts with its byte-order mark): save it as UTF-8" if utf16
+            else f"({err.reason})")) from None
     raw = load_yaml(text, shown)
+    if raw is None:       # nothing but blank lines and comments: a new file, or one emptied by mistake
+        raise refused(codes.CONFIG_WRONG_TYPE, shown, "the fleet file is empty: write `agents:`, a list of {name, "
+                      "repo} (see docs/fleet.md)")
     if not isinstance(raw, dict) or "agents" not in raw:
         raise refused(codes.CONFIG_WRONG_TYPE, shown, "expected a mapping with `agents:`, a list of {name, repo}")
     unknown = [key for key in raw if key not in TOP_KEYS]
@@ -156,26 +212,9 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     if len(items) > MAX_AGENTS:
         raise refused(codes.CONFIG_BAD_VALUE, shown + _line(raw, "agents"),
                       f"{len(items)} agents; at most {MAX_AGENTS}")
-    agents: list[AgentEntry] = []
-    seen: dict[str, tuple[int, str]] = {}       # a name ignoring case: the first entry's index and name
-    for index, item in enumerate(items):
-        entry = _entry(item, shown, _item_line(items, index), index)
-        # Unique ignoring case: each name is a file name (agents/NAME.html), and on macOS and Windows `Writer`
-        # and `writer` are one file, so one agent's page would stand behind the other's link.
-        key = entry.name.casefold()
-        if key in seen:
-            first, other = seen[key]
-            # The first entry's line too: in a fleet of a hundred, `agents[57]` is not where an editor goes.
-            at = _item_line(items, first)
-            raise refused(codes.CONFIG_BAD_VALUE, shown + _item_line(items, index),
-                          f"agents[{index}].name: {entry.name!r} is also the name of agents[{first}]"
-                          + (f" (line {at[1:]})" if at else "")
-                          + (f" ({other!r}, which differs only in case: agents' pages are files, and "
-                             "some file systems ignore case)" if other != entry.name else "")
-                          + "; names are unique")
-        seen[key] = (index, entry.name)
-        agents.append(entry)
-    return Fleet(path, tuple(agents), str(pages), fleet_caps)
+    agents = tuple(_entry(item, shown, _item_line(items, index), index) for index, item in enumerate(items))
+    refuse_twice(agents, base=path.parent, shown=shown)
+    return Fleet(path, agents, str(pages), fleet_caps)
 
 
 def _line(node: Any, key: Any) -> str:

@@ -3,8 +3,8 @@ header, the notes said once for the whole fleet rather than once per agent, and 
 the fleet file for each agent that could not be read."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from gitmem import codes
 from gitmem.fleet.fleetfile import Fleet
@@ -85,11 +85,28 @@ PUBLIC_ERROR = ("could not be read (the error is left out of the public view; ru
 
 def unreadable_diagnostics(fleet: Fleet, rows: Iterable[AgentRow], *, public: bool = False) -> list[str]:
     """One `path:line: GM931 agent: error` line per row that could not be read, at its entry in the fleet file:
-    where the human fixes a path, a URL, a workspace or a token. `public` leaves the error out (PUBLIC_ERROR)."""
-    lines = {entry.name: entry.line for entry in fleet.agents}
+    where the human fixes a path, a URL, a workspace or a token. `public` leaves the error out (PUBLIC_ERROR).
+    The error is folded onto the line: it may quote git's or a library's output, and a line break in it would
+    start a line that reads as no diagnostic (a `path:line:` reader takes it for garbage, or for another's)."""
+    at = entry_places(fleet)
     found = []
     for row in rows:
         if row.error:
-            text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=PUBLIC_ERROR if public else row.error)
-            found.append(f"{fleet.path}:{lines.get(row.agent) or 1}: {codes.FLEET_AGENT_UNREADABLE.code} {text}")
+            error = " ".join((PUBLIC_ERROR if public else row.error).split())
+            text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=error)
+            found.append(f"{at(row.agent)}: {codes.FLEET_AGENT_UNREADABLE.code} {text}")
     return found
+
+
+def unreadable_data(fleet: Fleet, rows: Iterable[AgentRow], *, public: bool) -> list[dict[str, Any]]:
+    """`unreadable` of the --json outputs: each agent that could not be read, where its entry is (`at`, the fleet
+    file and line, as the text's GM931 line says) and git's `error`, which `public` leaves out."""
+    at = entry_places(fleet)
+    return [{"agent": row.label, **({} if public else {"error": row.error}), "at": at(row.agent),
+             "code": codes.FLEET_AGENT_UNREADABLE.code} for row in rows if row.error]
+
+
+def entry_places(fleet: Fleet) -> Callable[[str], str]:
+    """`path:line` of an agent's entry in the fleet file, by its name (line 1 where its line is not known)."""
+    lines = {entry.name: entry.line for entry in fleet.agents}
+    return lambda agent: f"{fleet.path}:{lines.get(agent) or 1}"

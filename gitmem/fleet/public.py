@@ -8,10 +8,14 @@ fleet judged: the verdict, cycle numbers, counts and ages.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from gitmem.fleet.read import AgentRow, InboxItem
 from gitmem.memory.log import OUTCOMES
+
+if TYPE_CHECKING:     # a page needs no GitHub client loaded
+    from gitmem.fleet.dispatch import CatchUp
 
 # The verdicts `gitmem.fleet.read.verdict` gives; anything else (a future verdict) is shown as "needs a look".
 PUBLIC_VERDICTS = ("ok", "stalled", "clock ahead", "over budget", "rule 0 streak", "waiting on you", "no cycles yet",
@@ -71,3 +75,11 @@ def waiting_counts(inbox: list[InboxItem]) -> dict[str, int]:
         label = item.agent + (f"/{item.workspace}" if item.workspace else "")
         counts[label] = counts.get(label, 0) + 1
     return counts
+
+
+def public_step(step: CatchUp) -> dict[str, Any]:
+    """A catch-up step for a public view: whether a call failed, not its error,
+    nor the repository or branch."""
+    shown: dict[str, Any] = {key: value for key, value in asdict(step).items() if key not in ("ref", "error", "github")}
+    shown["failed"] = bool(step.error)
+    return shown

@@ -143,11 +143,12 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
                 raise
             raise gitio.GitCommandError(f"{err}: {CREDENTIALS_HINT}", err.output) from None
         return Workspace.for_repo(repo), branch, True
-    # `~/agents/writer` as a shell reads it: fleet.yaml is written by hand, and git itself expands `~` in paths.
-    given = os.path.expanduser(entry.repo)
-    path = (base / given).resolve() if not os.path.isabs(given) else Path(given)
+    path = entry.local_path(base)
     if not path.is_dir():
-        raise GitmemError(f"{entry.repo} is not a directory")
+        # A relative path is the fleet file's folder's, which need not be the folder the command runs in.
+        relative = not os.path.isabs(os.path.expanduser(entry.repo))
+        raise GitmemError(f"{entry.repo} is not a directory" + (f" ({path}: a relative repo is read from the fleet "
+                                                                "file's folder)" if relative else ""))
     repo = gitio.open_repo(path)
     top = gitio.work_tree(repo)
     if top is None:       # a server's or a mirror's: no files checked out to read in place

@@ -16,6 +16,7 @@ from pathlib import Path
 from gitmem import gitio
 from gitmem.config import Config, ConfigError
 from gitmem.errors import GitmemError
+from gitmem.fleet.page import AGENT_PAGES
 from gitmem.workspace import Workspace
 
 INDEX = "index.html"
@@ -30,6 +31,27 @@ def page_path(out: str) -> Path:
                           "name a file or a folder")
     target = Path(out)
     return target / INDEX if out.endswith(("/", os.sep)) or target.is_dir() else target
+
+
+def fleet_page_target(out: str, fleet_file: Path, *, public: bool) -> Path:
+    """The file `--out` names for the fleet page, refused (GitmemError, exit 2, nothing written) where it would
+    replace the fleet file or what a report never replaces (`refuse_replacing`), or, `public`, lie beside agents'
+    pages (`refuse_beside_agent_pages`)."""
+    target = page_path(out)
+    if public:
+        refuse_beside_agent_pages(target)
+    refuse_replacing([target], fleet_file)
+    return target
+
+
+def refuse_beside_agent_pages(target: Path) -> None:
+    """GitmemError (exit 2) where agents' own pages lie beside a public page at `target`: they quote the agents'
+    memory (a report without --public wrote them), and whoever publishes the folder would publish them with it."""
+    beside = target.parent / AGENT_PAGES
+    if beside.is_dir() and not beside.is_symlink() and any(beside.iterdir()):
+        raise GitmemError(f"{beside} holds agents' own pages, which quote their memory (a report without --public "
+                          "wrote them); a public page beside them would be published with them: remove that folder, "
+                          "or write the public page to another --out")
 
 
 def refuse_replacing(targets: Sequence[Path], fleet_file: Path) -> None:

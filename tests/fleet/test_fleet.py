@@ -217,7 +217,7 @@ HOSTILE = [
     ("agents: []\n", "fleet.yaml:1: GM927 agents: expected a non-empty list"),
     ("agents:\n  - name: a\n    repo: x\n    brnach: main\n", "fleet.yaml:4: GM929 agents[0]: unknown key 'brnach'"),
     ("agents:\n  - name: a\n    repo: x\n  - name: a\n    repo: y\n",
-     "fleet.yaml:4: GM928 agents[1].name: 'a' is also"),
+     "fleet.yaml:4: GM932 agents[1].name: 'a' is also"),
     ("agents:\n  - name: a\n    repo: https://me:hunter2@github.com/a/b\n",
      "fleet.yaml:3: GM928 agents[0].repo: must not "
      "carry credentials"),
@@ -442,8 +442,9 @@ ROW_LINES = """Array.from(document.querySelectorAll('table.health tbody tr')).ma
 def test_22_agents_are_one_line_each_on_a_laptop_and_the_page_fits_a_phone(
         world: World, cli, chrome: browser.Browser, tmp_path: Path) -> None:
     lines = ["agents:"]
-    for n in range(21):
-        lines.append(f"  - name: agent-{n:02d}\n    repo: {world.root / 'alpha'}")
+    for n in range(21):           # each its own copy: one repository twice is refused (GM932)
+        shutil.copytree(world.root / "alpha", tmp_path / f"agent-{n:02d}", symlinks=True)
+        lines.append(f"  - name: agent-{n:02d}\n    repo: {tmp_path / f'agent-{n:02d}'}")
     lines.append(f"  - name: lost\n    repo: {(world.root / 'nowhere.git').as_uri()}")
     (tmp_path / "fleet.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "site" / "index.html"

@@ -310,21 +310,24 @@ def test_a_last_cycle_dated_ahead_of_the_clock_is_not_ok_and_comes_before_the_he
 
 
 def test_a_workflow_two_agents_share_is_started_once_a_pass(tmp_path: Path, git_env: None) -> None:
-    """fleet.yaml may list one repository under two names (a workspace each, or another stall_after): both are
-    overdue when its schedule stops, and they share its workflow. GitHub answers a dispatch before it creates the
-    run, so the second agent's look at the runs finds none: the old pass dispatched again, and a second cycle
-    queued behind the first. The workflow is now reached once a pass, by the first agent, and the others say so."""
+    """fleet.yaml may name one GitHub repository for several entries (a workspace each, or clones of it read in
+    place): all are overdue when its schedule stops, and they share its workflow. GitHub answers a dispatch
+    before it creates the run, so the second agent's look at the runs finds none: the old pass dispatched again,
+    and a second cycle queued behind the first. The workflow is now reached once a pass, by the first agent, and
+    the others say so."""
     from tests.support.helpers import make_repo
 
     late = make_repo(tmp_path / "late")
     shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
                     late.path / ".github", dirs_exist_ok=True)
     _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    for clone in ("late-b", "late-c"):       # one repository twice is one agent twice (GM932): clones of it
+        shutil.copytree(late.path, tmp_path / clone, symlinks=True)
     (tmp_path / "fleet.yaml").write_text(
         "agents:\n"
         "  - name: late-a\n    repo: late\n    github: owner/late\n"
-        "  - name: late-b\n    repo: late\n    github: owner/late\n"
-        "  - name: late-c\n    repo: late\n    github: Owner/Late\n", encoding="utf-8")
+        "  - name: late-b\n    repo: late-b\n    github: owner/late\n"
+        "  - name: late-c\n    repo: late-c\n    github: Owner/Late\n", encoding="utf-8")
     fleet = load_fleet(tmp_path / "fleet.yaml")
     view = read_fleet(fleet)
     with FakeActions() as fake:

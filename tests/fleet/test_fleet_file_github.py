@@ -45,14 +45,14 @@ def test_two_names_that_differ_only_in_case_are_refused_as_their_pages_would_be_
     text = "agents:\n  - name: Writer\n    repo: a\n  - name: writer\n    repo: b\n"
     with pytest.raises(ConfigError) as refused:
         parse_fleet(text.encode(), path=Path("fleet.yaml"))
-    assert str(refused.value) == ("fleet.yaml:4: GM928 agents[1].name: 'writer' is also the name of agents[0] "
+    assert str(refused.value) == ("fleet.yaml:4: GM932 agents[1].name: 'writer' is also the name of agents[0] "
                                   "(line 2) ('Writer', which differs only in case: agents' pages are files, and "
                                   "some file systems ignore case); names are unique")
     # In a long fleet, the first entry's line says where it is: an index alone is counted by hand.
     many = "agents:\n" + "".join(f"  - name: a{n}\n    repo: a{n}\n" for n in range(60)) + "  - name: a7\n    repo: b\n"
     with pytest.raises(ConfigError) as twice:
         parse_fleet(many.encode(), path=Path("fleet.yaml"))
-    assert str(twice.value).startswith("fleet.yaml:122: GM928 agents[60].name: 'a7' is also the name of agents[7] "
+    assert str(twice.value).startswith("fleet.yaml:122: GM932 agents[60].name: 'a7' is also the name of agents[7] "
                                        "(line 16); names are unique"), twice.value
     kept = parse_fleet(b"agents:\n  - name: writer\n    repo: a\n  - name: writer2\n    repo: b\n",
                        path=Path("fleet.yaml"))

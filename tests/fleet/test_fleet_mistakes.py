@@ -24,7 +24,7 @@ MISTAKES = [
     ("plain", 8, "no gitmem memory here"),
     ("folder", 10, "is not inside a git repository"),
     ("file", 12, "notes.txt is not a directory"),
-    ("good-nope/nope", 14, "GM929 unknown workspace 'nope'"),
+    ("spare-nope/nope", 14, "GM929 unknown workspace 'nope'"),
     ("private", 17, "could not read Username"),
     ("gap", 19, "LOG.md is missing from its memory"),
 ]
@@ -46,6 +46,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch, serving(PrivateGitHost) as url:
         root = fleet_home(patch, tmp_path_factory, "fleet-mistakes")
         make_repo(root / "good")
+        make_repo(root / "spare")        # its own: `good` reads every workspace of its repository (GM932)
         dirty = make_repo(root / "dirty")
         dirty.write("NOW.md", dirty.read("NOW.md") + "\nthe human's note, not committed yet\n")
         # LOG.md deleted in the work tree, still committed: read as it is, the row said "no cycles yet", however
@@ -65,7 +66,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "  - name: plain\n    repo: plain\n"                          # 8
             "  - name: folder\n    repo: folder\n"                        # 10
             "  - name: file\n    repo: notes.txt\n"                       # 12
-            "  - name: good-nope\n    repo: good\n    workspace: nope\n"     # 14
+            "  - name: spare-nope\n    repo: spare\n    workspace: nope\n"   # 14
             f"  - name: private\n    repo: {url}/acme/private-agent.git\n"   # 17
             "  - name: gap\n    repo: gap\n", encoding="utf-8")                # 19
         yield root

@@ -68,7 +68,7 @@ def test_a_fleet_file_that_is_a_folder_or_a_link_is_named_as_given_with_the_fix_
                                  f"{folder}/fleet.yaml (or wherever its fleet file is)"),
                         ("linked.yaml", "linked.yaml:1: GM930 linked.yaml is a symbolic link; a fleet file is read "
                                         "only as a regular file, never through a link: pass --fleet with the file "
-                                        "itself")):
+                                        "itself (--fleet fleet.yaml)")):
         done = cli(["fleet", "status", "--fleet", given], cwd=fleet_root)
         assert done.code == 2
         assert done.err.strip() == f"gitmem: {said}"
