@@ -240,8 +240,6 @@ def _not_again(result: CloseResult, said: str, busy: cyclelock.LockHeld) -> Clos
     return result
 
 
-
-
 def _branch_place(repo: gitio.Repo, side_branch: str | None) -> str:
     """Where a push failure of the close points: the side branch that holds the close, else this branch's ref
     (`.git/HEAD` with none), as the cycle's (docs/format.md, "Diagnostics")."""

@@ -65,7 +65,8 @@ class ConfigError(GitmemError):
 def refused(code: Any, where: str, text: str) -> ConfigError:
     """A config refusal as the one line a diagnostic is, `path:line: GMnnn text`: `where` is `path:line` (the
     key's line, which ruamel's round-trip data knows), or the path alone, then line 1, where no line means anything.
-    `code` is a `gitmem.codes.Code` of the config's kinds (GM926-GM930), also the JSON failure's `code`."""
+    `code` is a `gitmem.codes.Code` of the config's kinds (GM926-GM930, and a fleet file's GM932), also the JSON
+    failure's `code`."""
     located = where if re.search(r":[0-9]+$", where) else f"{where}:1"
     err = ConfigError(f"{located}: {code.code} {text}")
     err.code = code
