@@ -569,7 +569,7 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
 def _validate(ws: Workspace, start: str) -> list[Violation]:
     """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.check_and_verify import derived_commit
-    from gitmem.checks.every_memory_file import trusted_paths
+    from gitmem.checks.owned_paths import trusted_paths
 
     config, repo = ws.config, ws.repo
     paths = trusted_paths(config)
