@@ -43,7 +43,7 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
             _keep_blocks(guard, path, result)
     wrong = _made_wrong_kind(guard)
     result.notes += [f"{v.path}:{v.line}: {v.code} {v.message}" for v in wrong]
-    held = [path for path in paths if guard.protection.covers(path) or _at_or_under(path, wrong)]
+    held = [path for path in paths if guard.protection.covers(path) or any(_within(path, v.path) for v in wrong)]
     if not held:
         return result
     from gitmem.publish.push import free_branch_name
@@ -80,17 +80,20 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
 def _made_wrong_kind(guard: CycleGuard) -> list[Violation]:
     """Where the agent made a path gitmem owns a link, a submodule or the wrong kind (GM908,
     gitmem.checks.owned_paths): refused like an edit of a protected path, whether or not one covers it (the
-    `history/` folder of a project that keeps files of its own there is not one). A memory file is left out: the
-    cycle writes it, and one the agent made no regular file fails the cycle (its work is salvaged)."""
+    `history/` folder of a project that keeps files of its own there is not one). Memory files, and folders on the
+    way to them, are left to their own routes: the cycle writes its own (one the agent made no regular file fails
+    the cycle, and its work is salvaged), and another workspace's are put back (gitmem.cycle.foreign)."""
     ws = guard.ws
     start = gitio.commit_snapshot(ws.repo, guard.start, [])
     now = gitio.worktree_snapshot(ws.root, repo=ws.repo)
-    memory = set(ws.config.memory_paths().values())
-    return [v for v in wrong_kind(CheckInput(ws.config, start, now)) if v.path not in memory]
+    memory = [path for paths in ws.config.workspace_paths().values() for path in paths.values()]
+    return [v for v in wrong_kind(CheckInput(ws.config, start, now))
+            if not any(_within(path, v.path) for path in memory)]
 
 
-def _at_or_under(path: str, wrong: list[Violation]) -> bool:
-    return any(path == v.path or path.startswith(f"{v.path}/") for v in wrong)
+def _within(path: str, entry: str) -> bool:
+    """Whether `path` is `entry` or lies under it."""
+    return path == entry or path.startswith(f"{entry}/")
 
 
 def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
