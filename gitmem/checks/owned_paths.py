@@ -62,7 +62,10 @@ def owned_paths(config: Config) -> list[Owned]:
                                                          for d in dirs if d.strip("/") not in ("", ".")]
     found += [Owned(path, FILE, "owned_file") for path in [*INSTALLED, *prompts]]
     found += [Owned(path, FOLDER, "folder") for path in volume_folders(config)]
-    return list({item.path: item for item in reversed(found)}.values())[::-1]
+    unique: dict[str, Owned] = {}
+    for item in found:          # a trusted file that is also a prompt (an `always_load` one) keeps its variant
+        unique.setdefault(item.path, item)
+    return list(unique.values())
 
 
 def _right(kind: str, mode: int) -> bool:
