@@ -561,12 +561,22 @@ HISTORY_REWRITTEN = _code(
 TITLE_MISSING = _code(
     "GM907", "title-missing", "a memory file does not start with its `# TITLE` line",
     "{role} must start with a `# ` title line such as `{title}`")
+_PUT_THE_FILE = "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it"
+_PUT_THE_FOLDER = ("remove it (`git rm --cached {path}`, then delete it; a link is removed, never followed) and "
+                   "commit: gitmem makes the folder itself when it first writes there")
 NOT_A_REGULAR_FILE = _code(
     "GM908", "not-a-regular-file",
-    "a memory file, ROADMAP, a `cycle.always_load` file or gitmem.yaml is not a regular file (a symbolic link, "
-    "a directory, a submodule, a FIFO) or is reached through one",
+    "a path gitmem owns (a memory file, ROADMAP, a `cycle.always_load` file, gitmem.yaml, a prompt, a file the "
+    "template installs, the `history/` folder of LOG's volumes) is not its kind: a symbolic link, a submodule, a "
+    "FIFO, a directory where a file belongs or the reverse, or it is reached through one",
     "{path} {what}; it must be a regular file (git mode 100644 or 100755) inside the work tree",
-    "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it", since=2)
+    _PUT_THE_FILE, since=2,
+    owned_file=Message("{path} {what}; gitmem reads or installs it, so it must be a regular file (git mode 100644 "
+                       "or 100755) inside the work tree", _PUT_THE_FILE, since=6),
+    folder=Message("{path} {what}; gitmem writes LOG's sealed volumes there, so it must be a plain folder (or "
+                   "missing)", _PUT_THE_FOLDER, since=6),
+    on_the_way=Message("{path} {what}, on the way to {owned}, which gitmem owns; it must be a plain folder (or "
+                       "missing)", _PUT_THE_FOLDER, since=6))
 CONTROL_CHARACTER = _code(
     "GM920", "control-character",
     "a memory file holds NUL, a bare carriage return or another control character",

@@ -101,7 +101,7 @@ def _own_config(repo: gitio.Repo, commit_id: str, config: Config, workspace: str
 
 def _paths(config: Config) -> list[str]:
     """The paths a snapshot holds: the memory files, and the other trusted files whose mode GM908 judges."""
-    from gitmem.checks.every_memory_file import trusted_paths
+    from gitmem.checks.owned_paths import trusted_paths
 
     # Every workspace's memory files too: GM923 compares their blob ids, never their contents.
     others = [path for paths in config.workspace_paths().values() for path in paths.values()]

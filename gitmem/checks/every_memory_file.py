@@ -8,10 +8,10 @@ from functools import cache
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
+from gitmem.checks.owned_paths import refused_files, wrong_kind
 from gitmem.checks.rule_inputs import edited_span, line_number_at, span_against, with_neighbours
 from gitmem.checks.violation import Violation
-from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
-from gitmem.confined.files import BLOB_MODES
+from gitmem.config import REQUIRED_ROLES
 from gitmem.gitio import same_blob
 from gitmem.memory import fences
 from gitmem.memory.once import Recent
@@ -53,36 +53,10 @@ def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Ite
         yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
 
-def trusted_paths(config: Config) -> list[str]:
-    """The files gitmem reads as trusted input: the memory files, ROADMAP, gitmem.yaml, `cycle.always_load`."""
-    extra = [rel for rel in config.cycle.always_load if rel and not rel.startswith("/") and ".." not in rel.split("/")]
-    return list(dict.fromkeys([*config.memory_paths().values(), CONFIG_NAME, *extra]))
-
-
-def not_regular(inp: CheckInput) -> list[Violation]:
-    """GM908 for each trusted path that is there but is not a regular file: a link is never followed, a
-    directory or a submodule is never taken for a missing file. An optional file (ROADMAP, gitmem.yaml, an
-    always_load file) whose entry did not change was judged when it was made: old history keeps passing. A
-    required memory file cannot be read at all, so it is always reported (else it would be GM904, missing)."""
-    from gitmem.confined.files import describe_mode
-
-    required = {inp.config.path(role) for role in REQUIRED_ROLES}
-    found: list[Violation] = []
-    for path in trusted_paths(inp.config):
-        mode = inp.new.mode(path)
-        if mode is None or mode in BLOB_MODES:
-            continue
-        oid = inp.new.oid(path)
-        unchanged = inp.old is not None and oid is not None and inp.old.oid(path) == oid and inp.old.mode(path) == mode
-        if unchanged and path not in required:
-            continue
-        found.append(Violation.of(codes.NOT_A_REGULAR_FILE, path, 1, path=path, what=describe_mode(mode)))
-    return found
-
-
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
-    found: list[Violation] = not_regular(inp)
-    refused = {path for path in trusted_paths(inp.config) if inp.new.mode(path) not in (None, *BLOB_MODES)}
+    # GM908 (gitmem.checks.owned_paths): a trusted file that is no regular file is read as no file at all.
+    found: list[Violation] = wrong_kind(inp)
+    refused = set(refused_files(inp))
     for role, path in inp.config.memory_paths().items():
         if path in refused:
             continue

@@ -219,7 +219,7 @@ def _section_text(section: Section) -> str:
 
 
 def _always_load(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.checks.every_memory_file import trusted_paths
+    from gitmem.checks.owned_paths import trusted_paths
 
     paths = [p for p in trusted_paths(inp.config) if p in inp.config.cycle.always_load and p not in skip]
     if not paths or (not whole and all(same_blob(inp.old, inp.new, p) for p in paths)):

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.agents import protected
+from gitmem.checks.inputs import CheckInput
+from gitmem.checks.owned_paths import wrong_kind
+from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.confined.files import FileRefused
 from gitmem.cycle.agent_guard import CycleGuard
@@ -38,7 +41,9 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
     for path in paths:
         if protected.has_managed_blocks(path) and not guard.protection.covers(path):
             _keep_blocks(guard, path, result)
-    held = [path for path in paths if guard.protection.covers(path)]
+    wrong = _made_wrong_kind(guard)
+    result.notes += [f"{v.path}:{v.line}: {v.code} {v.message}" for v in wrong]
+    held = [path for path in paths if guard.protection.covers(path) or any(_within(path, v.path) for v in wrong)]
     if not held:
         return result
     from gitmem.publish.push import free_branch_name
@@ -70,6 +75,25 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
     result.notes.append(f"moved the agent's changes to protected paths ({listing}) to branch {name} and asked "
                         f"{item.id} whether to apply them")
     return result
+
+
+def _made_wrong_kind(guard: CycleGuard) -> list[Violation]:
+    """Where the agent made a path gitmem owns a link, a submodule or the wrong kind (GM908,
+    gitmem.checks.owned_paths): refused like an edit of a protected path, whether or not one covers it (the
+    `history/` folder of a project that keeps files of its own there is not one). Memory files, and folders on the
+    way to them, are left to their own routes: the cycle writes its own (one the agent made no regular file fails
+    the cycle, and its work is salvaged), and another workspace's are put back (gitmem.cycle.foreign)."""
+    ws = guard.ws
+    start = gitio.commit_snapshot(ws.repo, guard.start, [])
+    now = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    memory = [path for paths in ws.config.workspace_paths().values() for path in paths.values()]
+    return [v for v in wrong_kind(CheckInput(ws.config, start, now))
+            if not any(_within(path, v.path) for path in memory)]
+
+
+def _within(path: str, entry: str) -> bool:
+    """Whether `path` is `entry` or lies under it."""
+    return path == entry or path.startswith(f"{entry}/")
 
 
 def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:

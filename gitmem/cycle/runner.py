@@ -195,9 +195,13 @@ def _require_valid_standing(ws: Workspace) -> None:
     """`check --worktree` judges changes only: a bad heading committed without the check (`--no-verify`, a web
     edit) is judged by nothing after it, and the agent would build on an entry no reader finds. Judge the
     memory the cycle starts from as it stands (gitmem.checks.standing), naming each line and its repair."""
+    from gitmem.checks.owned_paths import FOLDER, wrong_kind
     from gitmem.checks.standing import standing
 
-    found = standing(ws.config, gitio.worktree_snapshot(ws.root).read)
+    tree = gitio.worktree_snapshot(ws.root)
+    # A folder gitmem writes into that reached the branch as a link, a file or a submodule (`history`, committed
+    # before GM908 judged it) would stop every seal for good: named with its fix, never followed.
+    found = standing(ws.config, tree.read) + wrong_kind(CheckInput(ws.config, None, tree), kinds=(FOLDER,))
     if found:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}\n    fix: {v.hint}" for v in found)
         raise CycleRefused.listing(f"memory on this branch is invalid (it was committed without `gitmem check`); "
@@ -569,7 +573,7 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
 def _validate(ws: Workspace, start: str) -> list[Violation]:
     """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.check_and_verify import derived_commit
-    from gitmem.checks.every_memory_file import trusted_paths
+    from gitmem.checks.owned_paths import trusted_paths
 
     config, repo = ws.config, ws.repo
     paths = trusted_paths(config)

@@ -19,7 +19,7 @@ from tests.support.helpers import GitRepo
 # Every gitmem module a `gitmem check` of a staged LOG entry, NOW block and lesson imports.
 ALLOWED = {
     "gitmem", "gitmem.checks", "gitmem.checks.rule_inputs", "gitmem.checks.non_memory_files",
-    "gitmem.checks.every_workspace",
+    "gitmem.checks.every_workspace", "gitmem.checks.owned_paths",
     "gitmem.checks.generation", "gitmem.checks.render", "gitmem.checks.every_memory_file", "gitmem.checks.sizes",
     "gitmem.checks.check_and_verify", "gitmem.checks.violation", "gitmem.cli", "gitmem.cli.common", "gitmem.codes",
     "gitmem.config", "gitmem.config.nesting", "gitmem.config.plain_yaml", "gitmem.config.validate",
