@@ -28,6 +28,12 @@ def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    return _judged(inp, earlier, seal_tried=False)
+
+
+def _judged(inp: CheckInput, earlier: Collection[Violation], *, seal_tried: bool) -> list[Violation]:
+    """`check`; `seal_tried` when one side is already the other seen through the change's seal (rules 6): a change
+    is one seal, never a seal of a seal, so its LOG is judged against that side once, as an append."""
     skip = unreadable(earlier)
     path = inp.config.path("log")
     if path in skip:
@@ -50,17 +56,17 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if prefix is None:
         repaired = _undecodable_repaired(old.read(path), new)
         if repaired is not None:      # the old LOG's bytes that were no text, each now U+FFFD: judged as its append
-            return check(replace(inp, old=_with_file(old, path, repaired)), earlier)
+            return _judged(replace(inp, old=old.with_file(path, repaired)), earlier, seal_tried=False)
     verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
-    if (not verdict.ok and inp.generation >= volume_checks.SEALS_FROM
-            and not isinstance(old, volume_checks.SealedSide) and not isinstance(inp.new, volume_checks.UnsealedSide)):
+    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM and not seal_tried:
         base = volume_checks.proven_base(inp)
         if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
-            return check(replace(inp, old=volume_checks.sealed_side(inp, base)), earlier)
+            return _judged(replace(inp, old=old.with_file(path, base, seen_as="sealed")), earlier, seal_tried=True)
         whole = volume_checks.unsealed_new(inp)
         if whole is not None:     # a seal that took entries it appends too (a squash): its whole history appends
-            return check(replace(inp, new=volume_checks.unsealed_side(inp, whole)), earlier)
+            return _judged(replace(inp, new=inp.new.with_file(path, whole, seen_as="unsealed")), earlier,
+                           seal_tried=True)
     if verdict.open_ is not None and verdict.start == prefix:     # the old LOG's end: a later judge reuses it
         old.facts[(FENCE_OPEN_AT_END, path)] = verdict.open_
     if verdict.open_ is None:     # judged on the old lines alone: there is no appended text to read
@@ -105,12 +111,6 @@ def _undecodable_repaired(old: bytes | None, new: bytes) -> bytes | None:
     except UnicodeDecodeError:
         repaired = old.decode("utf-8", "replace").encode("utf-8")
     return repaired if new.startswith(repaired) else None
-
-
-def _with_file(snapshot: Snapshot, path: str, data: bytes) -> Snapshot:
-    """`snapshot` with `path` holding `data`."""
-    return Snapshot(snapshot.label, lambda name: data if name == path else snapshot.read(name),
-                    lambda name: None if name == path else snapshot.oid(name), snapshot.mode, snapshot.entries_in)
 
 
 def _amended(path: str, new: bytes, entries: tuple[log.LogEntry, ...], found: list[Violation]) -> list[Violation]:

@@ -138,7 +138,7 @@ def _log_appended(judged: CheckInput, path: str) -> bool:
         return False
     base = volume_checks.proven_base(judged)
     if base is not None:
-        old = volume_checks.sealed_side(judged, base)
+        old = old.with_file(path, base, seen_as="sealed")
     return log.judge_append(new_log, old.prefix_length(path, new_log), old=lambda: old.read(path) or b"",
                             open_at=lambda at: open_at(old, path, new_log, at)).ok
 
