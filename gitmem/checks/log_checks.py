@@ -16,6 +16,9 @@ from gitmem.memory.text import decode_text
 # The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
 FENCE_OPEN_AT_END = "fence-open-at-end"
 AMENDS = log.AMENDS.encode()
+# The append judged against the old LOG (`judged_append`), remembered on the old side by the new bytes judged (a
+# key of the old side, not the new: in `verify` each new side is the next one's old, and would hold them all).
+APPEND_JUDGED = "append-judged"
 
 
 def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool:
@@ -25,6 +28,22 @@ def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool
     if isinstance(known, bool):
         return known
     return fences.open_after(data, 0, end)
+
+
+def judged_append(old: Snapshot, path: str, new: bytes) -> tuple[int | None, log.Append]:
+    """(the old LOG's length when it is, byte for byte, the start of `new`, else None; whether `new` is the old LOG
+    with entries appended), judged once for this old side and these new bytes: the LOG rules judge it, and so do
+    GM407 (gitmem.checks.lesson_cycles, for the entries appended) and the close's commit guard after them."""
+    judged = old.facts.setdefault((APPEND_JUDGED, path), {})
+    assert isinstance(judged, dict)
+    known = judged.get(id(new))
+    if known is not None and known[0] is new:       # the bytes themselves are kept: their id is not reused
+        return known[1], known[2]
+    prefix = old.prefix_length(path, new)
+    verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
+                               open_at=lambda at: open_at(old, path, new, at))
+    judged[id(new)] = (new, prefix, verdict)
+    return prefix, verdict
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
@@ -52,13 +71,11 @@ def _judged(inp: CheckInput, earlier: Collection[Violation], *, seal_tried: bool
     assert old is not None
     if new is None:
         return [_not_append_only(path, log.judge_append(None, None, old=lambda: b""))]
-    prefix = old.prefix_length(path, new)
+    prefix, verdict = judged_append(old, path, new)
     if prefix is None:
         repaired = _undecodable_repaired(old.read(path), new)
         if repaired is not None:      # the old LOG's bytes that were no text, each now U+FFFD: judged as its append
             return _judged(replace(inp, old=old.with_file(path, repaired)), earlier, seal_tried=False)
-    verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
-                               open_at=lambda at: open_at(old, path, new, at))
     if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM and not seal_tried:
         base = volume_checks.proven_base(inp)
         if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
