@@ -12,21 +12,18 @@ from gitmem.checks.check_and_verify import verify_range
 from gitmem.config import Config
 from gitmem.memory import log
 from gitmem.workspace import Workspace
-from tests.cycle.test_two_writers import session
-from tests.publish.test_merge_renumbered_lessons import _a_lesson_both_clones_hold, _lesson, _session_cycle
+from tests.publish.test_merge_renumbered_lessons import (
+    _lesson,
+    _session_cycle,
+    laptop_confirmed_while_the_desktop_pushed,
+)
 from tests.support.gitcli import git
 from tests.support.helpers import DANA, GitRepo
 
 
 def test_gm407_takes_the_log_rules_judgement_of_the_append(tmp_path: Path, memrepo: GitRepo,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    first, second = _a_lesson_both_clones_hold(tmp_path, memrepo)
-    _session_cycle(first, "desktop task")
-    git(first.path, "commit", "-q", "-am", "session: the desktop", who=DANA)
-    git(first.path, "push", "-q", "origin", "main", who=DANA)
-    _session_cycle(second, "laptop task")
-    session(second, "lesson", "confirm", "L-0001", "--evidence", "it held")
-    git(second.path, "commit", "-q", "-am", "session: the laptop, a cycle and a confirmation", who=DANA)
+    second = laptop_confirmed_while_the_desktop_pushed(tmp_path, memrepo)
     _session_cycle(second, "laptop again")
     _lesson(second, "another lesson")
     git(second.path, "commit", "-q", "-am", "session: the laptop, a cycle and a lesson", who=DANA)
