@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.log_checks import judged_append
 from gitmem.checks.rule_inputs import decoded
 from gitmem.checks.violation import Violation
 from gitmem.gitio import same_blob
@@ -58,8 +59,8 @@ def _moved_cycles(inp: CheckInput, log_path: str) -> tuple[dict[int, int], set[i
     old, new = inp.old, inp.new.read(log_path)
     if old is None or new is None:
         return {}, set()
-    # The old LOG's prefix proof, as the LOG rules take it (gitmem.gitio.blobproof): 75 MB is never copied.
-    verdict = log.judge_append(new, old.prefix_length(log_path, new), old=lambda: old.read(log_path) or b"")
+    # The LOG rules' own judgement of the append, made once (its prefix proof never copies the 75 MB LOG).
+    _, verdict = judged_append(old, log_path, new)
     if not verdict.ok:
         return {}, set()
     moved: dict[int, int] = {}

@@ -16,6 +16,9 @@ from gitmem.memory.text import decode_text
 # The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
 FENCE_OPEN_AT_END = "fence-open-at-end"
 AMENDS = log.AMENDS.encode()
+# The append judged against the old LOG (`judged_append`), remembered on the old side by the new bytes judged (a
+# key of the old side, not the new: in `verify` each new side is the next one's old, and would hold them all).
+APPEND_JUDGED = "append-judged"
 
 
 def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool:
@@ -27,7 +30,29 @@ def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool
     return fences.open_after(data, 0, end)
 
 
+def judged_append(old: Snapshot, path: str, new: bytes) -> tuple[int | None, log.Append]:
+    """(the old LOG's length when it is, byte for byte, the start of `new`, else None; whether `new` is the old LOG
+    with entries appended), judged once for this old side and these new bytes: the LOG rules judge it, and so do
+    GM407 (gitmem.checks.lesson_cycles, for the entries appended) and the close's commit guard after them."""
+    judged = old.facts.setdefault((APPEND_JUDGED, path), {})
+    assert isinstance(judged, dict)
+    known = judged.get(id(new))
+    if known is not None and known[0] is new:       # the bytes themselves are kept: their id is not reused
+        return known[1], known[2]
+    prefix = old.prefix_length(path, new)
+    verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
+                               open_at=lambda at: open_at(old, path, new, at))
+    judged[id(new)] = (new, prefix, verdict)
+    return prefix, verdict
+
+
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    return _judged(inp, earlier, seal_tried=False)
+
+
+def _judged(inp: CheckInput, earlier: Collection[Violation], *, seal_tried: bool) -> list[Violation]:
+    """`check`; `seal_tried` when one side is already the other seen through the change's seal (rules 6): a change
+    is one seal, never a seal of a seal, so its LOG is judged against that side once, as an append."""
     skip = unreadable(earlier)
     path = inp.config.path("log")
     if path in skip:
@@ -46,21 +71,19 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     assert old is not None
     if new is None:
         return [_not_append_only(path, log.judge_append(None, None, old=lambda: b""))]
-    prefix = old.prefix_length(path, new)
+    prefix, verdict = judged_append(old, path, new)
     if prefix is None:
         repaired = _undecodable_repaired(old.read(path), new)
         if repaired is not None:      # the old LOG's bytes that were no text, each now U+FFFD: judged as its append
-            return check(replace(inp, old=_with_file(old, path, repaired)), earlier)
-    verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
-                               open_at=lambda at: open_at(old, path, new, at))
-    if (not verdict.ok and inp.generation >= volume_checks.SEALS_FROM
-            and not isinstance(old, volume_checks.SealedSide) and not isinstance(inp.new, volume_checks.UnsealedSide)):
+            return _judged(replace(inp, old=old.with_file(path, repaired)), earlier, seal_tried=False)
+    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM and not seal_tried:
         base = volume_checks.proven_base(inp)
         if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
-            return check(replace(inp, old=volume_checks.sealed_side(inp, base)), earlier)
+            return _judged(replace(inp, old=old.with_file(path, base, seen_as="sealed")), earlier, seal_tried=True)
         whole = volume_checks.unsealed_new(inp)
         if whole is not None:     # a seal that took entries it appends too (a squash): its whole history appends
-            return check(replace(inp, new=volume_checks.unsealed_side(inp, whole)), earlier)
+            return _judged(replace(inp, new=inp.new.with_file(path, whole, seen_as="unsealed")), earlier,
+                           seal_tried=True)
     if verdict.open_ is not None and verdict.start == prefix:     # the old LOG's end: a later judge reuses it
         old.facts[(FENCE_OPEN_AT_END, path)] = verdict.open_
     if verdict.open_ is None:     # judged on the old lines alone: there is no appended text to read
@@ -105,12 +128,6 @@ def _undecodable_repaired(old: bytes | None, new: bytes) -> bytes | None:
     except UnicodeDecodeError:
         repaired = old.decode("utf-8", "replace").encode("utf-8")
     return repaired if new.startswith(repaired) else None
-
-
-def _with_file(snapshot: Snapshot, path: str, data: bytes) -> Snapshot:
-    """`snapshot` with `path` holding `data`."""
-    return Snapshot(snapshot.label, lambda name: data if name == path else snapshot.read(name),
-                    lambda name: None if name == path else snapshot.oid(name), snapshot.mode, snapshot.entries_in)
 
 
 def _amended(path: str, new: bytes, entries: tuple[log.LogEntry, ...], found: list[Violation]) -> list[Violation]:

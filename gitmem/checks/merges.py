@@ -90,7 +90,7 @@ def _unsealed_side(path: str, side: Snapshot, shared: int) -> Snapshot:
     text = volumes.unseal(live, path, [(number, side.read(name) or b"") for number, name in newer])
     if text is None:
         return side
-    return Snapshot(f"{side.label}, unsealed", lambda name: text if name == path else side.read(name))
+    return side.with_file(path, text, seen_as="unsealed")
 
 
 def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, other: Snapshot,

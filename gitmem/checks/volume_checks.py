@@ -156,28 +156,3 @@ def unsealed_new(inp: CheckInput) -> bytes | None:
         return whole if log.append_verdict(old_log, whole).ok else None
 
     return _for_this_old(inp, (_UNSEALED, log_path), whole_history)
-
-
-class SealedSide(Snapshot):
-    """The old side as a proven seal leaves it: its LOG.md is the seal's base, every other file as it was. The
-    LOG rules judge the new LOG.md against it once, as an append: a change is one seal, never a seal of a seal."""
-
-
-def sealed_side(inp: CheckInput, base: bytes) -> Snapshot:
-    old = inp.old
-    assert old is not None
-    log_path = inp.config.path("log")
-    return SealedSide(f"{old.label}, sealed", lambda path: base if path == log_path else old.read(path),
-                      lambda path: None if path == log_path else old.oid(path), old.mode, old.entries_in)
-
-
-class UnsealedSide(Snapshot):
-    """The new side of a change whose volumes hold entries it appends: its LOG.md read as the whole history it
-    writes (`unsealed_new`), every other file as it is. The LOG rules judge that, once, as an append."""
-
-
-def unsealed_side(inp: CheckInput, whole: bytes) -> Snapshot:
-    new = inp.new
-    log_path = inp.config.path("log")
-    return UnsealedSide(f"{new.label}, unsealed", lambda path: whole if path == log_path else new.read(path),
-                        lambda path: None if path == log_path else new.oid(path), new.mode, new.entries_in)

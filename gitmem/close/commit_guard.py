@@ -12,12 +12,12 @@ import re
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks, volume_checks
 from gitmem.checks.check_and_verify import derived_commit
-from gitmem.checks.log_checks import open_at
+from gitmem.checks.log_checks import judged_append
 from gitmem.codes import Code
 from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio import Listing, Snapshot
-from gitmem.memory import lessons, log, rules
+from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode_file_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
@@ -128,19 +128,17 @@ def _listed(head: Snapshot | None, tree: Snapshot, changed: dict[str, bytes | No
 
 
 def _log_appended(judged: CheckInput, path: str) -> bool:
-    """Whether the new LOG is the old one with entries appended (`log.append_verdict`), judged as the checks
-    just judged it: the old LOG's length proven by the snapshot's one hash (never copied out of the new LOG's
-    75 MB at 100x) and its closing fence state as the LOG check left it on the snapshot. When the change seals
-    (rules 6), the old LOG is what the seal's volumes prove it leaves (`volume_checks.proven_base`)."""
+    """Whether the new LOG is the old one with entries appended: the checks' own judgement (`judged_append`),
+    taken from them when they just made it. When the change seals (rules 6), the old LOG is what the seal's
+    volumes prove it leaves (`volume_checks.proven_base`)."""
     old, new = judged.old, judged.new
     new_log = new.read(path)
     if old is None or new_log is None:
         return False
     base = volume_checks.proven_base(judged)
     if base is not None:
-        old = volume_checks.sealed_side(judged, base)
-    return log.judge_append(new_log, old.prefix_length(path, new_log), old=lambda: old.read(path) or b"",
-                            open_at=lambda at: open_at(old, path, new_log, at)).ok
+        old = old.with_file(path, base, seen_as="sealed")
+    return judged_append(old, path, new_log)[1].ok
 
 
 def rule_changes(path: str, before: str, after: str) -> list[str]:

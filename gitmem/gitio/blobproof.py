@@ -9,7 +9,7 @@ read as before: the bytes a check sees are always exactly the blob's.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 import pygit2
 
@@ -31,26 +31,47 @@ def blob_id(*parts: bytes | memoryview) -> str:
     return digest.hexdigest()
 
 
-def _candidates(newer: bytes, size: int) -> Iterator[tuple[memoryview, ...]]:
-    view = memoryview(newer)
-    if size == len(newer):
-        yield (view,)
-        return
-    if size > len(newer):
-        return
-    yield (view[:size],)                              # LOG: the older version is a prefix
+def _starts_with_blob(oid: str, size: int, newer: bytes) -> bool:
+    """Whether `newer`'s first `size` bytes are the blob `oid` (LOG: the older version is a prefix): one hash."""
+    return size <= len(newer) and blob_id(memoryview(newer)[:size]) == oid
+
+
+def _top_cut(size: int, newer: bytes) -> int | None:
+    """Where the span that `newer` inserted on top starts (after its title, at its first block) when the older
+    version of `size` bytes would be `newer` without it; None when there is no such span."""
     cut = newer.find(b"\n## ")
-    if cut >= 0:                                      # NOW: the newer one has blocks inserted on top
-        cut += 1
-        yield (view[:cut], view[cut + len(newer) - size:])
+    return cut + 1 if size < len(newer) and cut >= 0 else None
 
 
-def derive(oid: str, size: int, newer: bytes) -> bytes | None:
-    """The blob `oid` of `size` bytes, rebuilt from `newer` when a candidate hashes to `oid`; else None."""
-    for parts in _candidates(newer, size):
-        if blob_id(*parts) == oid:
-            return newer if len(parts) == 1 and len(parts[0]) == len(newer) else b"".join(parts)
-    return None
+def _top_removed(oid: str, size: int, newer: bytes) -> bytes | None:
+    """The blob `oid` as `newer` with a span after its title removed (NOW: the newer one has blocks inserted on
+    top), when that hashes to `oid`; else None."""
+    cut = _top_cut(size, newer)
+    if cut is None:
+        return None
+    view = memoryview(newer)
+    parts = (view[:cut], view[cut + len(newer) - size:])
+    return b"".join(parts) if blob_id(*parts) == oid else None
+
+
+def _top_first(size: int, newer: bytes) -> bool:
+    """Whether the span removed from the top would end where a block begins, as blocks inserted on top do (NOW):
+    that candidate is hashed first. A LOG's append puts that end anywhere, so its prefix comes first. The order
+    costs hashes only; the blob id decides what is derived."""
+    cut = _top_cut(size, newer)
+    return cut is not None and newer.startswith(b"## ", cut + len(newer) - size)
+
+
+def derive(oid: str, size: int, newer: bytes, *, starts: Callable[[], bool] | None = None) -> bytes | None:
+    """The blob `oid` of `size` bytes, rebuilt from `newer` when a candidate hashes to `oid`; else None.
+    `starts()` answers `_starts_with_blob` when the caller keeps that answer: each candidate is hashed once."""
+    top_first = _top_first(size, newer)
+    found = _top_removed(oid, size, newer) if top_first else None
+    if found is not None:
+        return found
+    if starts() if starts is not None else _starts_with_blob(oid, size, newer):
+        return newer if size == len(newer) else newer[:size]
+    return None if top_first else _top_removed(oid, size, newer)
 
 
 class DerivedSnapshot(Snapshot):
@@ -62,6 +83,9 @@ class DerivedSnapshot(Snapshot):
         self._source = source
         self._size_of = size_of
         self._prefixes: dict[str, tuple[bytes, int | None]] = {}
+        # Whether the newer copy starts with the blob, by path: a check both proves a file's prefix and reads it
+        # (`derive`), and would otherwise hash that candidate on each way in.
+        self._starts: dict[str, tuple[bytes, bool]] = {}
         oids = {path: base.oid(path) for path in paths}
         # The loader is `read` below, not a bound method stored on self: that would be a reference cycle,
         # and `verify` would keep every commit's multi-megabyte copy until the cyclic GC happened to run.
@@ -85,8 +109,15 @@ class DerivedSnapshot(Snapshot):
 
     def _load(self, path: str) -> bytes | None:
         big = self._big(path)
-        found = derive(*big) if big is not None else None
+        found = derive(*big, starts=lambda: self._starts_with(path, *big)) if big is not None else None
         return found if found is not None else self._base.read(path)
+
+    def _starts_with(self, path: str, oid: str, size: int, newer: bytes) -> bool:
+        known = self._starts.get(path)
+        if known is None or known[0] is not newer:
+            known = (newer, _starts_with_blob(oid, size, newer))
+            self._starts[path] = known
+        return known[1]
 
     def prefix_length(self, path: str, newer: bytes) -> int | None:
         """One hash over `newer`'s start proves the prefix; the old bytes are never copied."""
@@ -99,10 +130,9 @@ class DerivedSnapshot(Snapshot):
 
     def _prove_prefix(self, path: str, newer: bytes) -> int | None:
         big = self._big(path)
-        if big is not None and big[2] is newer:
-            oid, size, _ = big
-            if size <= len(newer) and blob_id(memoryview(newer)[:size]) == oid:
-                return size
+        if big is not None and big[2] is newer and not _top_first(big[1], newer) and self._starts_with(path, *big):
+            return big[1]
+        # Blocks inserted on top (NOW): reading derives the older version with the one hash that proves it.
         return super().prefix_length(path, newer)
 
 

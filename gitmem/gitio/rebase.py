@@ -197,34 +197,50 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
     return Replayed(str(tip.id), plan, tuple(dropped), tuple(left_out), leaving), count
 
 
+# The trees whose joined texts `_Joined.read` keeps: the fork and the two tips the renumbering reads in turn.
+_READS_KEPT = 3
+
+
 class _Joined:
     """A Joining applied to the trees of one merge or rebase (none: every tree as it is)."""
 
     def __init__(self, raw: pygit2.Repository, joining: Joining | None, folders: tuple[str, ...] = ()) -> None:
         self.raw, self.joining, self.folders = raw, joining, folders
         self._done: dict[pygit2.Oid, pygit2.Tree] = {}
-        self._written: dict[tuple[pygit2.Oid, str], bytes] = {}     # what joining wrote into a tree, by path
+        # What joining wrote into the trees `read` asked for last, by path. Only reads need it: the renumbering
+        # reads the fork and the two tips, the leaving the fork, the upstream and each commit after its parent (the
+        # previous one); a tree the replay merges is never read back. So a few trees' texts, however long the
+        # replay (an unsealed LOG is all of history: 75 MB at 100x).
+        self._written: dict[pygit2.Oid, dict[str, bytes]] = {}
 
     def tree(self, tree: pygit2.Tree) -> pygit2.Tree:
         """`tree` joined, once per tree: a rebase asks for the same trees again and again (each replayed commit's
         parent, the tip, the renumbering's reads), and a tree that sealed reads and unseals all its newer volumes
         (25 at 10x after the first seal of an old LOG, 269 at 100x)."""
+        return self._join(tree)[0]
+
+    def _join(self, tree: pygit2.Tree) -> tuple[pygit2.Tree, Changes]:
+        """`tree` joined, and what joining wrote into it when it is joined now (nothing when it was before)."""
         if self.joining is None:
-            return tree
+            return tree, {}
         joined = self._done.get(tree.id)
-        if joined is None:
-            changes = self.joining.join(_tree_files(self.raw, tree, self.folders))
-            joined = _changed(self.raw, tree, changes)
-            self._done[tree.id] = joined
-            self._written.update(((tree.id, path), data) for path, data in changes.items() if data is not None)
-        return joined
+        if joined is not None:
+            return joined, {}
+        changes = self.joining.join(_tree_files(self.raw, tree, self.folders))
+        joined = self._done[tree.id] = _changed(self.raw, tree, changes)
+        return joined, changes
 
     def read(self, tree: pygit2.Tree, path: str) -> bytes | None:
-        """A file of `tree` joined: what joining wrote there is kept, not read back from the blob it became (an
-        unsealed LOG is all of history: 75 MB at 100x)."""
-        joined = self.tree(tree)
-        written = self._written.get((tree.id, path))
-        return written if written is not None else _read_tree(self.raw, joined, path)
+        """A file of `tree` joined: what joining wrote there is kept while the reads are of this tree or the few
+        before it, not read back from the blob it became; else the blob is read."""
+        written = self._written.pop(tree.id, None)
+        if written is None:
+            written = {name: data for name, data in self._join(tree)[1].items() if data is not None}
+        self._written[tree.id] = written        # the latest read last
+        while len(self._written) > _READS_KEPT:
+            del self._written[next(iter(self._written))]
+        found = written.get(path)
+        return found if found is not None else _read_tree(self.raw, self.tree(tree), path)
 
     def split(self, merged: pygit2.Index, onto: pygit2.Tree) -> tuple[str, ...] | None:
         """Split the merged index again, in place; the paths that could not be split (nothing changed), or None."""

@@ -82,6 +82,14 @@ class Snapshot:
         data = self.read(path)
         return len(data) if data is not None and newer.startswith(data) else None
 
+    def with_file(self, path: str, data: bytes, *, seen_as: str = "") -> Snapshot:
+        """This snapshot with `path` holding `data`, every other file, mode and folder as here: one side of a
+        change seen another way (its LOG with the sealed volumes joined back, or cut off as a seal leaves it; old
+        bytes that were no text read as text). `path`'s blob id is unknown there, so nothing judges it by id."""
+        return Snapshot(f"{self.label}, {seen_as}" if seen_as else self.label,
+                        lambda name: data if name == path else self.read(name),
+                        lambda name: None if name == path else self.oid(name), self.mode, self.entries_in)
+
     @classmethod
     def from_dict(cls, label: str, files: dict[str, bytes]) -> Snapshot:
         def lister(folder: str) -> Listing:

@@ -148,6 +148,16 @@ def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path:
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
 
 
+def _the_humans_close_lands_on_the_first_push(tmp_path: Path) -> tuple[GitRepo, Path, Path]:
+    """The runner's checkout holding cycle 1 (2026-11-14 09:00), its origin, and what the human's close says (of
+    23:48, from a clone that holds cycle 1 too), which the runner's first push lands on the remote right before it."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    return runner, origin, _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+
+
 def test_a_close_whose_branch_changed_while_another_close_landed_runs_again_and_pushes(
         tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The push finds another close of the day on the remote before it rebases (it landed while this close pushed:
@@ -161,11 +171,7 @@ def test_a_close_whose_branch_changed_while_another_close_landed_runs_again_and_
     close, the human's commit is made (a real commit in the real checkout); every look runs as it is."""
     from gitmem.close import run_close
 
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    runner, origin, said = _the_humans_close_lands_on_the_first_push(tmp_path)
     made = _commits_right_after_the_push_looked(monkeypatch, lambda: runner.commit_files(
         {"notes.txt": "the human's notes\n"}, "notes", author=DANA))
     result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
@@ -362,11 +368,7 @@ def test_a_close_run_again_after_its_branch_changed_whose_push_fails_keeps_the_w
     from gitmem.close import run_close
     from tests.support.gitcli import protect_branches
 
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    runner, origin, said = _the_humans_close_lands_on_the_first_push(tmp_path)
 
     def the_humans_commit_and_a_closed_remote() -> str:
         protect_branches(origin, "main", "gitmem/*")
@@ -395,11 +397,7 @@ def test_a_close_that_cannot_run_again_after_its_branch_changed_keeps_the_work_h
     message says why, and the draft, the human's commit and the close stay as they were."""
     from gitmem.close import run_close
 
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    runner, origin, said = _the_humans_close_lands_on_the_first_push(tmp_path)
 
     def the_humans_commit_and_a_draft() -> str:
         made = str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA))

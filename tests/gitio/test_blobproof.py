@@ -35,6 +35,9 @@ def test_derive_a_prefix_and_a_removed_span() -> None:
     other = b"# NOW\n\n## b1\n- Did: 0ne\n"
     assert derive(blob_id(other), len(other), newer) is None
     assert derive(blob_id(newer + b"x"), len(newer) + 1, newer) is None
+    # A prefix whose top-removed twin would also end where a block begins: that one is hashed first, and fails.
+    blocks = b"# L\n## a\n## b\n## c\n"
+    assert derive(blob_id(blocks[:14]), 14, blocks) == blocks[:14] == b"# L\n## a\n## b\n"
 
 
 def test_derived_snapshot_falls_back_to_the_real_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,3 +132,39 @@ def test_verify_reports_a_rewrite_like_before(history: Path, monkeypatch: pytest
         assert [(v.path, v.line, v.code) for v in result.violations] == [(v.path, v.line, v.code) for v in plain]
     finally:
         repo.reset(head.id, pygit2.enums.ResetMode.HARD)
+
+
+def test_a_now_with_a_block_on_top_is_hashed_once_for_its_proof(history: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HEAD's NOW is the staged one with a block removed: one hash proves it. The check both proves its prefix (no
+    prefix: NOW grows at the top) and reads it, and each candidate used to be hashed on each way in."""
+    monkeypatch.setattr(snapread, "MIN_SIZE", 0)
+    repo = pygit2.Repository(str(history))
+    now_path = history / "NOW.md"
+    original = now_path.read_bytes()
+    first = original.find(b"\n## ") + 1
+    block = original[first:original.find(b"\n## ", first) + 1]
+    handle, ws = gitio.Repo(repo), Workspace.at(history, Config())
+    head = str(repo.head.target)
+    hashed: list[int] = []
+    real_blob_id = snapread.blob_id
+
+    def counted(*parts: bytes | memoryview) -> str:
+        if bytes(parts[0][:5]) == b"# NOW":
+            hashed.append(sum(len(part) for part in parts))
+        return real_blob_id(*parts)
+
+    try:
+        now_path.write_bytes(original[:first] + block + original[first:])
+        index = repo.index
+        index.add("NOW.md")
+        index.write()
+        plain = run_checks(CheckInput(Config(), gitio.commit_snapshot(handle, head, PATHS),
+                                      gitio.index_snapshot(handle, PATHS), Config().agent.email))
+        monkeypatch.setattr(snapread, "blob_id", counted)
+        assert check_staged(ws) == plain
+    finally:
+        now_path.write_bytes(original)
+        index = repo.index
+        index.add("NOW.md")
+        index.write()
+    assert hashed == [len(original)]

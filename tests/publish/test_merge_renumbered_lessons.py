@@ -197,12 +197,9 @@ def _confirmed_cycles(repo: GitRepo) -> list[int]:
     return [event.cycle for _, event in lesson.confirmations if event is not None]
 
 
-def test_a_pull_rebase_that_renumbers_only_log_is_stopped_before_the_push_and_gitmem_merge_lands_it(
-        tmp_path: Path, memrepo: GitRepo) -> None:
-    """The desktop pushes cycle 2 (LOG only); the laptop's cycle 2 confirmed L-0001. `git pull --rebase` runs the
-    driver on LOG alone (LESSONS changed on one side only): the laptop's entry is cycle 3 and its Confirmed line
-    still names cycle 2, the desktop's. `verify` (the pre-push hook) stops it at that line, GM407; what the hint
-    says, `git reset --keep ORIG_HEAD` then `gitmem merge origin/main`, lands it with the line naming its entry."""
+def laptop_confirmed_while_the_desktop_pushed(tmp_path: Path, memrepo: GitRepo) -> GitRepo:
+    """The laptop's clone, not pulled since the desktop pushed its cycle 2 (LOG only): its own cycle 2 committed,
+    which confirmed L-0001."""
     first, second = _a_lesson_both_clones_hold(tmp_path, memrepo)
     _session_cycle(first, "desktop task")
     git(first.path, "commit", "-q", "-am", "session: the desktop", who=DANA)
@@ -210,6 +207,16 @@ def test_a_pull_rebase_that_renumbers_only_log_is_stopped_before_the_push_and_gi
     _session_cycle(second, "laptop task")
     session(second, "lesson", "confirm", "L-0001", "--evidence", "it held")
     git(second.path, "commit", "-q", "-am", "session: the laptop", who=DANA)
+    return second
+
+
+def test_a_pull_rebase_that_renumbers_only_log_is_stopped_before_the_push_and_gitmem_merge_lands_it(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The desktop pushes cycle 2 (LOG only); the laptop's cycle 2 confirmed L-0001. `git pull --rebase` runs the
+    driver on LOG alone (LESSONS changed on one side only): the laptop's entry is cycle 3 and its Confirmed line
+    still names cycle 2, the desktop's. `verify` (the pre-push hook) stops it at that line, GM407; what the hint
+    says, `git reset --keep ORIG_HEAD` then `gitmem merge origin/main`, lands it with the line naming its entry."""
+    second = laptop_confirmed_while_the_desktop_pushed(tmp_path, memrepo)
     git(second.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
     assert [(e.cycle, e.get("Task")) for e in log.parse(second.read("LOG.md")).entries][1:] == [
         (2, "desktop task"), (3, "laptop task")]
