@@ -302,7 +302,8 @@ def test_every_registered_code_has_a_case() -> None:
     # tests/checks/test_answer_time.py. GM925 is a clone's, not a change's: tests/publish/test_clone_without_driver.py.
     # GM926-GM930 refuse gitmem.yaml (or a fleet file) as it loads: tests/config/test_config.py,
     # tests/config/test_config_diagnostics.py. GM931 is an agent a fleet file names that cannot be read:
-    # tests/fleet/test_fleet_mistakes.py. GM932 is two fleet entries for one agent: tests/fleet/test_fleet_duplicates.py.
+    # tests/fleet/test_fleet_mistakes.py. GM932 is two fleet entries for one agent:
+    # tests/fleet/test_fleet_duplicates.py.
     # GM407 needs a LOG entry a merge or a replay renumbered: tests/publish/test_merge_renumbered_lessons.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
                                                "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924",
