@@ -22,7 +22,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
-from gitmem.gitio.nested import git_dirs_in
+from gitmem.gitio.nested import CONFIG_NAMES, git_dirs_in
 from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
@@ -37,7 +37,6 @@ _PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitme
 _OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
-CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
 # The system's config file: a git run without the runner's environment (the box passes no GIT_CONFIG_*
 # variable) reads it whatever GIT_CONFIG_SYSTEM or GIT_CONFIG_NOSYSTEM say here.
 SYSTEM_CONFIG = Path("/etc/gitconfig")

@@ -154,3 +154,37 @@ def test_a_clone_near_the_top_is_found_however_vast_the_folder_beside_it(memrepo
             (folder / f"f{item}.js").write_bytes(b"")
     monkeypatch.setattr(nested, "MAX_WALK_ENTRIES", 200)
     assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
+
+
+def test_a_folder_that_looks_like_a_git_directory_hides_no_repository_below_it(memrepo: GitRepo,
+                                                                              tmp_path: Path) -> None:
+    """A `HEAD` and an `objects/` are all it takes to look like a git directory, and the agent can make them
+    anywhere: at the top of the tree and in `vendor/` they hid `vendor/lib/.git` (the walk entered only such a
+    folder's `modules/` and `worktrees/`), whose config was then shown with its token. Only git's own folders
+    there (objects, refs, logs) are skipped."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for folder in (memrepo.path, memrepo.path / "vendor"):
+        (folder / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        (folder / "objects").mkdir()
+    repo = memrepo.ws().repo
+    assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
+    tree = str(memrepo.path.resolve())
+    copies = dict((original, copy) for copy, original in box_git_config.shown_copies(
+        repo, lambda path: path.startswith(tree)))
+    shown = Path(copies[str(lib.resolve() / ".git" / "config")]).read_text(encoding="utf-8")
+    assert TOKEN not in shown and HEADER_TOKEN not in shown and "https://github.com/acme/lib.git" in shown
+
+
+def test_folders_that_only_look_like_git_directories_use_none_of_the_budget(memrepo: GitRepo, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty folders with a `HEAD` and an `objects/` near the top, found before `vendor/lib` (breadth first),
+    used up a budget of four git directories, and the clone with its token was never seen: one without a config
+    file holds nothing to strip, and is not counted."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for number in range(20):
+        fake = memrepo.path / f"fake{number:02}"
+        (fake / "objects").mkdir(parents=True)
+        (fake / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    monkeypatch.setattr(nested, "MAX_GIT_DIRS", 4)
+    found = nested.git_dirs_in(memrepo.path)
+    assert found == [memrepo.path.resolve() / ".git", lib.resolve() / ".git"]
