@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from gitmem.confined.walk import walk_tree
+from gitmem.gitio.bounded_read import read_bounded
 
 MAX_WALK_ENTRIES = 100_000     # files and folders looked at, in all
 MAX_WALK_DEPTH = 24            # folders below the top of the tree
@@ -90,11 +91,11 @@ def _add(found: dict[Path, None], git_dir: Path) -> None:
 
 def _first_line(path: Path) -> str | None:
     """The first line of the regular file `path`, stripped, read no further than POINTER_BYTES; None when there
-    is none. Never another kind of file: a FIFO the agent left would hold the walk forever."""
-    if not path.is_file():
+    is none. Never another kind of file: a FIFO the agent left would hold the walk forever (bounded_read)."""
+    head = read_bounded(path, POINTER_BYTES)
+    if head is None:
         return None
     try:
-        with path.open("r", encoding="utf-8") as handle:
-            return handle.readline(POINTER_BYTES).strip()
-    except (OSError, UnicodeDecodeError):
+        return head.decode("utf-8").splitlines()[0].strip() if head.strip() else ""
+    except UnicodeDecodeError:
         return None

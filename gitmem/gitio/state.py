@@ -22,6 +22,7 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
+from gitmem.gitio.bounded_read import MAX_CONFIG_BYTES
 from gitmem.gitio.nested import CONFIG_NAMES, git_dirs_in
 from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
@@ -331,7 +332,6 @@ def config_entries(path: Path) -> list[tuple[str, str | None]] | None:
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
 _PATH_KEY = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 10          # git's own limit on nested includes
-MAX_CONFIG_BYTES = 1 << 20      # of a config the agent may have written, read for its includes
 
 
 def _included(configs: list[Path], depth: int = 0, *, limit: int | None = None) -> list[Path]:

@@ -188,3 +188,56 @@ def test_folders_that_only_look_like_git_directories_use_none_of_the_budget(memr
     monkeypatch.setattr(nested, "MAX_GIT_DIRS", 4)
     found = nested.git_dirs_in(memrepo.path)
     assert found == [memrepo.path.resolve() / ".git", lib.resolve() / ".git"]
+
+
+def _copies(memrepo: GitRepo) -> dict[str, str]:
+    """original -> copy, for every config file in the work tree the box strips."""
+    tree = str(memrepo.path.resolve())
+    return {original: copy for copy, original in box_git_config.shown_copies(
+        memrepo.ws().repo, lambda path: path.startswith(tree))}
+
+
+def test_a_config_over_the_bound_is_shown_empty_unread(memrepo: GitRepo, tmp_path: Path) -> None:
+    """A config in the tree is the agent's to write, and git took 208 s and 5.2 GB to list one of 78 MB: one over
+    MAX_CONFIG_BYTES (its token past a megabyte of comment) is shown as a copy that says so and holds no entry,
+    checked by its size before any read; one just at the bound is still stripped as git reads it."""
+    big = _clone(memrepo.path, tmp_path, "vendor/big")
+    fits = _clone(memrepo.path, tmp_path, "vendor/fits")
+    for clone, total in ((big, gitio.MAX_CONFIG_BYTES + 1), (fits, gitio.MAX_CONFIG_BYTES)):
+        config = clone / ".git" / "config"
+        text = config.read_text(encoding="utf-8")
+        filler = total - len(text.encode("utf-8")) - 2
+        config.write_text("#" + "x" * filler + "\n" + text, encoding="utf-8")
+        assert config.stat().st_size == total
+    copies = _copies(memrepo)
+    size = gitio.MAX_CONFIG_BYTES + 1
+    shown = Path(copies[str(big.resolve() / ".git" / "config")])
+    assert shown.read_text(encoding="utf-8") == box_git_config.OVERSIZE.format(size=size,
+                                                                               bound=gitio.MAX_CONFIG_BYTES)
+    assert git(memrepo.path, "config", "--file", str(shown), "--list") == ""
+    stripped = Path(copies[str(fits.resolve() / ".git" / "config")]).read_text(encoding="utf-8")
+    assert TOKEN not in stripped and "https://github.com/acme/lib.git" in stripped
+
+
+def test_hard_links_to_one_config_are_read_once_and_each_shown_stripped(memrepo: GitRepo, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three clones whose configs are hard links to one file (the agent can make a thousand) cost one read, not
+    three, and the one copy stands over each of their names."""
+    clones = [_clone(memrepo.path, tmp_path, f"vendor/lib{number}") for number in range(3)]
+    first = clones[0] / ".git" / "config"
+    for clone in clones[1:]:
+        (clone / ".git" / "config").unlink()
+        os.link(first, clone / ".git" / "config")
+    read: list[Path] = []
+    real_sanitised = box_git_config.sanitised
+
+    def counted(path: Path) -> str | None:
+        read.append(path)
+        return real_sanitised(path)
+
+    monkeypatch.setattr(box_git_config, "sanitised", counted)
+    copies = _copies(memrepo)
+    names = [str(clone.resolve() / ".git" / "config") for clone in clones]
+    assert len({copies[name] for name in names}) == 1
+    assert TOKEN not in Path(copies[names[0]]).read_text(encoding="utf-8")
+    assert [path for path in read if path.name == "config" and "vendor" in path.parts] == [Path(names[0])]
