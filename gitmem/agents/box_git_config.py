@@ -10,7 +10,8 @@ submodule's (under `modules/`, or its own `.git` folder in the work tree), the s
 files any of them includes (`include.path`, `includeIf.*.path`: a `~/.gitconfig-work` with a helper, a file
 beside .git/config); and so is the config of every other git directory in the work tree, with what it
 includes (gitmem.gitio.config_files_in_tree: a clone kept in the project, `vendor/lib/.git`, that no config
-names; a bare repository; where a `.git` file leads), which git run there reads. So each of them the box shows
+names; a bare repository; where a `.git` file leads), which git run there reads; a config the agent can write
+has its includes followed only into the work tree (gitmem.gitio.state `_included`). So each of them the box shows
 at all (`shown`: under a folder it binds) that holds one is read as git reads it (`git config --list`, includes
 not followed: the copy names the same files, themselves shown as copies) and written again without them: no
 such key, and no user or password in any URL. The copy is bound read-only over the original for the box's

@@ -5,6 +5,8 @@ nested clone's own submodules. Run in the real bwrap, over real repositories."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -241,3 +243,48 @@ def test_hard_links_to_one_config_are_read_once_and_each_shown_stripped(memrepo:
     assert len({copies[name] for name in names}) == 1
     assert TOKEN not in Path(copies[names[0]]).read_text(encoding="utf-8")
     assert [path for path in read if path.name == "config" and "vendor" in path.parts] == [Path(names[0])]
+
+
+def test_includes_of_a_config_in_the_tree_lead_only_to_regular_files_inside_it(memrepo: GitRepo,
+                                                                             tmp_path: Path) -> None:
+    """A nested clone's config is the agent's to write, and its includes named anything: a file of the kernel's,
+    a device, a file outside the tree, a link in the tree that leads out. Only a regular file inside the tree is
+    named (an empty one too: the guard watches it), and followed when it holds something (what it includes in
+    turn, by the same rule)."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    outside = tmp_path / "outside.inc"
+    outside.write_text("[user]\n\tname = someone\n", encoding="utf-8")
+    (lib / "out-link.inc").symlink_to(outside)
+    (lib / "empty.inc").write_bytes(b"")
+    (lib / "kept.inc").write_text("[include]\n\tpath = also.inc\n\tpath = /proc/self/status\n", encoding="utf-8")
+    (lib / "also.inc").write_text("[core]\n\tbare = false\n", encoding="utf-8")
+    with (lib / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n" + "".join(f"\tpath = {target}\n" for target in (
+            "/proc/self/status", "/dev/null", "/sys/kernel/notes", outside, "../out-link.inc", "../empty.inc",
+            "../kept.inc")))
+    found = gitio.config_files_in_tree(memrepo.ws().repo)
+    theirs = [path for path in found if path.is_relative_to(lib) and path.parent != lib / ".git"
+              or not path.is_relative_to(memrepo.path)]
+    assert theirs == [lib / "empty.inc", lib / "kept.inc", lib / "also.inc"]
+
+
+def test_an_include_of_a_kernel_file_never_holds_the_runner(memrepo: GitRepo, tmp_path: Path) -> None:
+    """`[include] path = /proc/kmsg` (or a link in the tree to it) in a config the agent writes: a regular file
+    by its mode, whose read blocks for good for root. Neither the box's list nor the guard's (a tracked file
+    .git/config includes is the agent's too) reads it: a child process lists both within its time limit."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    (lib / "kmsg").symlink_to("/proc/kmsg")
+    with (lib / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n\tpath = /proc/kmsg\n\tpath = ../kmsg\n")
+    (memrepo.path / "shared.inc").write_text("[include]\n\tpath = /proc/kmsg\n\tpath = vendor/lib/kmsg\n",
+                                             encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "../shared.inc")
+    script = ("import sys; from gitmem import gitio; repo = gitio.open_repo(sys.argv[1]); "
+              "print(len(gitio.config_files(repo)), len(gitio.config_files_in_tree(repo)))")
+    done = subprocess.run([sys.executable, "-c", script, str(memrepo.path)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    repo = gitio.open_repo(memrepo.path)
+    listed = [*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]
+    assert memrepo.path / "shared.inc" in listed
+    assert [path for path in listed if "kmsg" in str(path)] == []
