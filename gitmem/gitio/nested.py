@@ -27,7 +27,7 @@ from gitmem.gitio.bounded_read import read_bounded
 
 MAX_WALK_ENTRIES = 100_000     # files and folders looked at, in all
 MAX_WALK_DEPTH = 24            # folders below the top of the tree
-MAX_GIT_DIRS = 256             # git directories found, in all
+MAX_GIT_DIRS = 256             # git directories found that hold a config file, in all
 POINTER = "gitdir:"            # a `.git` file's one line: where its git directory is
 POINTER_BYTES = 4096           # read of it (and of a `commondir`), at most
 CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
