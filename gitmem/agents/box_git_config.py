@@ -10,12 +10,15 @@ submodule's (under `modules/`, or its own `.git` folder in the work tree), the s
 files any of them includes (`include.path`, `includeIf.*.path`: a `~/.gitconfig-work` with a helper, a file
 beside .git/config); and so is the config of every other git directory in the work tree, with what it
 includes (gitmem.gitio.config_files_in_tree: a clone kept in the project, `vendor/lib/.git`, that no config
-names; a bare repository; where a `.git` file leads), which git run there reads. So each of them the box shows
+names; a bare repository; where a `.git` file leads), which git run there reads; a config the agent can write
+has its includes followed only into the work tree (gitmem.gitio.state `_included`). So each of them the box shows
 at all (`shown`: under a folder it binds) that holds one is read as git reads it (`git config --list`, includes
 not followed: the copy names the same files, themselves shown as copies) and written again without them: no
 such key, and no user or password in any URL. The copy is bound read-only over the original for the box's
 lifetime; the human's file is never changed. Git inside the box still reads everything else (status, log,
-diff). A file git cannot read is shown empty: what git fails to parse cannot be judged.
+diff). A file git cannot read is shown empty: what git fails to parse cannot be judged; so is one over
+gitio.MAX_CONFIG_BYTES, unread, with a comment saying so (OVERSIZE), and only a regular file is read at all. A
+file is read once however many names it has (links, hard links: by device and inode), its copy bound over each.
 
 Where a copy stands over a file the index tracks as the tree holds it (a committed settings file that
 .git/config includes), the box also shows a copy of the index that takes that file as unchanged
@@ -46,6 +49,9 @@ from gitmem.secrets import is_secret_name
 CREDENTIAL_SECTIONS = frozenset({"credential"})
 CREDENTIAL_KEYS = frozenset({"extraheader"})
 # `scheme://user:password@` or `scheme://token@`: the user part goes with the password (tokens stand as users).
+# What the box shows for a config file over gitio.MAX_CONFIG_BYTES: a comment, which git reads as no entry.
+OVERSIZE = ("# gitmem: this git config file ({size} bytes) is over {bound} bytes, the most the box reads to "
+            "strip credentials from one: shown empty, unread\n")
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
 
 
@@ -56,15 +62,33 @@ def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[
     it leads too. A file without one is shown as it is (no copy, no mount); one the box does not show is left
     alone (the host's `~/.gitconfig`: the box has a HOME of its own). And the index's copy when a copy stands
     over a tracked file (`_index_view`)."""
-    found: dict[str, str | None] = {}       # each file read once, however many paths lead to it
+    found: dict[str, str | None] = {}               # each path read once, however many links lead to it
+    by_file: dict[tuple[int, int], str | None] = {}  # and each file, however many hard links name it
     for path in dict.fromkeys([*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]):
         real = os.path.realpath(path)
-        if real in found or not shown(real) or not os.path.isfile(real):
+        if real in found or not shown(real):
             continue
-        text = sanitised(Path(real))
-        found[real] = None if text is None else str(_written(text.encode("utf-8", "surrogateescape")))
+        seen = gitio.regular_stat(Path(real))       # never a FIFO, a device, or a file under /proc
+        if seen is None:
+            continue
+        file = (seen.st_dev, seen.st_ino)
+        if file not in by_file:
+            by_file[file] = _copy(Path(real), seen.st_size)
+        found[real] = by_file[file]                 # the one copy, bound over every name of the file
     copies = [(copy, original) for original, copy in found.items() if copy is not None]
     return (*copies, *_index_view(repo, [original for _copy, original in copies]))
+
+
+def _copy(path: Path, size: int) -> str | None:
+    """The copy to show for the config file `path` of `size` bytes, or None to show it as it is. One over
+    MAX_CONFIG_BYTES is shown empty but for a comment that says so, unread: git takes minutes and gigabytes to
+    list a config of tens of megabytes, which the agent may have written in the tree for the next box."""
+    if size == 0:
+        return None
+    if size > gitio.MAX_CONFIG_BYTES:
+        return str(_written(OVERSIZE.format(size=size, bound=gitio.MAX_CONFIG_BYTES).encode("utf-8")))
+    text = sanitised(path)
+    return None if text is None else str(_written(text.encode("utf-8", "surrogateescape")))
 
 
 def _index_view(repo: gitio.Repo, stripped: list[str]) -> list[tuple[str, str]]:

@@ -8,6 +8,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   restore     chosen work-tree paths put back as HEAD has them, never through a planted link
   state       the git state a cycle guards: config, hooks, ignore files, references
   nested      the git directories inside a work tree, found by a bounded walk
+  bounded_read  a file the agent may have written, read at a bounded cost (regular files, non-blocking, a bound)
   index_view  a copy of the index that takes chosen tracked files as unchanged (the box's stripped configs)
   staged      every file a commit of the index or the work tree would change, with its mode
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
@@ -30,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 # a name is found on first use (below), so this list is the whole facade.
 __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "Listing",
-    "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob",
+    "MAX_CONFIG_BYTES", "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot",
+    "StatePath", "blob",
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_entries",
@@ -49,7 +51,8 @@ __all__ = [
     "open_repo", "path_ignored", "push",
     "put_stash",
     "read_staged", "rebase_onto", "ref_path",
-    "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
+    "rebuild_index", "references", "references_all", "refused_for_good", "regular_stat", "remote_branch_oid",
+    "remote_names",
     "remote_tips", "reset_hard", "reset_mixed", "resolve_revision", "restore_paths", "restore_worktree", "root",
     "run_git",
     "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "shown_path", "signature",
@@ -71,7 +74,7 @@ __all__ = [
 # the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
 # remotes or rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested", "index_view")
+                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested", "index_view", "bounded_read")
 
 
 def __getattr__(name: str) -> Any:
@@ -115,6 +118,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__all__` exports the public ones
     from gitmem.gitio.blobproof import *
+    from gitmem.gitio.bounded_read import *
     from gitmem.gitio.bundles import *
     from gitmem.gitio.commits import *
     from gitmem.gitio.history import *

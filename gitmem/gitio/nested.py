@@ -7,10 +7,15 @@ trees' folders (`worktrees/`). Each of them holds a config git reads there, with
 
 The tree may be deep and wide (a `node_modules`), and its shape is the agent's to choose between two boxes; so
 the walk looks at MAX_WALK_ENTRIES entries at most, MAX_WALK_DEPTH folders deep, and stops at MAX_GIT_DIRS git
-directories. It goes breadth first, so a clone near the top is found however vast a `node_modules` beside it
-is. Inside a git directory it enters only `modules/` and `worktrees/`: its objects and refs hold no config.
-Links are not followed, but a `.git` link is read as the pointer it is. The bounds are a cost bound, not a
-fence: the agent, which writes the tree, can make it wide or deep enough to put a git directory past them.
+directories that hold a config file. It goes breadth first, so a clone near the top is found however vast a
+`node_modules` beside it is. A folder that looks like a git directory is only a name and a folder the agent can
+make (a `HEAD` and an `objects/` at the top of the tree): inside one the walk skips only the folders where git
+keeps many files of its own (GIT_OWN: objects, refs, logs) and walks on through the rest, so such a folder hides
+nothing below it; and one without a config file is not counted, so a thousand of them use no part of the
+MAX_GIT_DIRS budget (they have nothing the box would strip). Links are not followed, but a `.git` link is read as
+the pointer it is. The bounds are a cost bound, not a fence: the agent, which writes the tree, can make it wide
+or deep enough, or hold enough repositories of its own near the top, to put a git directory past them, or move
+one into a folder the walk skips.
 """
 from __future__ import annotations
 
@@ -18,19 +23,23 @@ import os
 from pathlib import Path
 
 from gitmem.confined.walk import walk_tree
+from gitmem.gitio.bounded_read import read_bounded
 
 MAX_WALK_ENTRIES = 100_000     # files and folders looked at, in all
 MAX_WALK_DEPTH = 24            # folders below the top of the tree
-MAX_GIT_DIRS = 256             # git directories found, in all
+MAX_GIT_DIRS = 256             # git directories found that hold a config file, in all
 POINTER = "gitdir:"            # a `.git` file's one line: where its git directory is
 POINTER_BYTES = 4096           # read of it (and of a `commondir`), at most
-_INNER = ("modules", "worktrees")   # a git directory's folders that hold git directories
+CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
+# The folders of a git directory where git keeps many files of its own and never a git directory's config: the
+# walk's cost, not its reach (a folder named so elsewhere in a git-directory-looking folder is skipped too).
+GIT_OWN = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "reftable"})
 
 
 def git_dirs_in(tree: Path) -> list[Path]:
-    """The git directories (real paths) in the work tree `tree`, its own `.git` among them, and the ones a `.git`
-    file or link in it leads to (wherever they are: the caller judges what it shows), each one's common
-    directory (`commondir`) with it; in the order found, within the bounds above."""
+    """The git directories (real paths) that hold a config file in the work tree `tree`, its own `.git` among
+    them, and the ones a `.git` file or link in it leads to (wherever they are: the caller judges what it shows),
+    each one's common directory (`commondir`) with it; in the order found, within the bounds above."""
     top = os.path.realpath(tree)
     found: dict[Path, None] = {}
     seen = 0
@@ -38,7 +47,7 @@ def git_dirs_in(tree: Path) -> list[Path]:
         seen += len(dirs) + len(names)
         if _is_git_dir(dirs, names):
             _add(found, Path(folder))
-            dirs[:] = [name for name in dirs if name in _INNER]
+            dirs[:] = [name for name in dirs if name not in GIT_OWN]
         elif ".git" in dirs:                # named where it is seen: its own folder may lie past the bounds
             _add(found, Path(folder, ".git"))
         elif ".git" in names:
@@ -71,21 +80,22 @@ def _pointed_at(dot_git: Path) -> Path | None:
 
 
 def _add(found: dict[Path, None], git_dir: Path) -> None:
-    """`git_dir` and the common directory its `commondir` names (a linked tree's, a worktree's folder's)."""
-    found.setdefault(git_dir, None)
+    """`git_dir` and the common directory its `commondir` names (a linked tree's, a worktree's folder's), each
+    one only when it holds a config file: one without holds nothing to strip, and is not counted."""
     common = _first_line(git_dir / "commondir")
     place = os.path.realpath(git_dir / common) if common else ""
-    if place and os.path.isdir(place):
-        found.setdefault(Path(place), None)
+    for folder in (git_dir, Path(place) if place and os.path.isdir(place) else None):
+        if folder is not None and any(os.path.isfile(folder / name) for name in CONFIG_NAMES):
+            found.setdefault(folder, None)
 
 
 def _first_line(path: Path) -> str | None:
     """The first line of the regular file `path`, stripped, read no further than POINTER_BYTES; None when there
-    is none. Never another kind of file: a FIFO the agent left would hold the walk forever."""
-    if not path.is_file():
+    is none. Never another kind of file: a FIFO the agent left would hold the walk forever (bounded_read)."""
+    head = read_bounded(path, POINTER_BYTES)
+    if head is None:
         return None
     try:
-        with path.open("r", encoding="utf-8") as handle:
-            return handle.readline(POINTER_BYTES).strip()
-    except (OSError, UnicodeDecodeError):
+        return head.decode("utf-8").splitlines()[0].strip() if head.strip() else ""
+    except UnicodeDecodeError:
         return None

@@ -22,7 +22,8 @@ import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
 from gitmem.confined.walk import walk_tree
-from gitmem.gitio.nested import git_dirs_in
+from gitmem.gitio.bounded_read import MAX_CONFIG_BYTES, read_bounded, regular_stat
+from gitmem.gitio.nested import CONFIG_NAMES, git_dirs_in
 from gitmem.gitio.repository import Repo, git_dir, shown_path, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
@@ -37,7 +38,6 @@ _PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitme
 _OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
-CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
 # The system's config file: a git run without the runner's environment (the box passes no GIT_CONFIG_*
 # variable) reads it whatever GIT_CONFIG_SYSTEM or GIT_CONFIG_NOSYSTEM say here.
 SYSTEM_CONFIG = Path("/etc/gitconfig")
@@ -185,7 +185,7 @@ def config_files_in_tree(repo: Repo) -> list[Path]:
         return []
     configs = [folder / name for folder in git_dirs_in(tree) for name in CONFIG_NAMES
                if (folder / name).is_file()][:MAX_TREE_CONFIGS]
-    included = _included(configs, limit=MAX_TREE_CONFIGS - len(configs))
+    included = _included(configs, fence=_Fence.of(repo), limit=MAX_TREE_CONFIGS - len(configs))
     return [*configs, *(path for path in included if path not in configs)][:MAX_TREE_CONFIGS]
 
 
@@ -198,7 +198,7 @@ def _configs(repo: Repo, home: Path, others: list[tuple[str, Path]]) -> list[Pat
     configs = list(dict.fromkeys(Path(os.path.abspath(p)) for p in configs))
     # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), are
     # config as much as the file that names them: git reads them, and they hold what it holds (a credential).
-    return [*configs, *(path for path in _included(configs) if path not in configs)]
+    return [*configs, *(path for path in _included(configs, fence=_Fence.of(repo)) if path not in configs)]
 
 
 def _global_configs(home: Path) -> list[Path]:
@@ -332,29 +332,50 @@ def config_entries(path: Path) -> list[tuple[str, str | None]] | None:
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
 _PATH_KEY = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
 MAX_INCLUDE_DEPTH = 10          # git's own limit on nested includes
-MAX_CONFIG_BYTES = 1 << 20      # of a config the agent may have written, read for its includes
 
 
-def _included(configs: list[Path], depth: int = 0, *, limit: int | None = None) -> list[Path]:
+@dataclass(frozen=True)
+class _Fence:
+    """Where the agent writes (the work tree, real path), less the repository's own git directories, which the
+    box shows read-only: a config there is the agent's, and its includes lead only back into the tree."""
+
+    tree: Path | None
+    own: tuple[Path, ...]
+
+    @classmethod
+    def of(cls, repo: Repo) -> _Fence:
+        tree = work_tree(repo)
+        return cls(None if tree is None else Path(os.path.realpath(tree)),
+                   tuple(Path(os.path.realpath(folder)) for folder in (git_dir(repo), common_dir(repo))))
+
+    def inside(self, path: Path) -> bool:
+        return self.tree is not None and Path(os.path.realpath(path)).is_relative_to(self.tree)
+
+    def agents(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return self.inside(path) and not any(real.is_relative_to(folder) for folder in self.own)
+
+
+def _included(configs: list[Path], depth: int = 0, *, fence: _Fence, limit: int | None = None) -> list[Path]:
     """The files `configs` include, followed from each including file's folder as git does, and what those
-    include in turn. The files are the human's, read before the agent runs: a plain reading of the
-    `[include]` and `[includeIf "..."]` sections' `path` keys is enough. Only regular files are read: a config
-    in the work tree (a nested repository's) may be the agent's, and a FIFO there would hold the runner. With a
-    `limit` (configs the agent may have written), that many files at most, from each file's first
-    MAX_CONFIG_BYTES."""
+    include in turn. The human's files are read before the agent runs: a plain reading of the `[include]` and
+    `[includeIf "..."]` sections' `path` keys is enough. Each file is read as gitio.bounded_read reads what the
+    agent may have written (a regular file, non-blocking, never under /proc, /sys or /dev, its first
+    MAX_CONFIG_BYTES): a config in the work tree (a nested repository's, a tracked one that .git/config includes)
+    may be the agent's, and `[include] path = /proc/kmsg` there held the runner for good. So an include in such a
+    config (`fence`) names only a regular file inside the work tree, or a missing one there, and is read only
+    when non-empty, through no link at its last step. With a `limit` (configs the agent may have written), that
+    many files at most."""
     found: list[Path] = []
     if depth >= MAX_INCLUDE_DEPTH:
         return found
     for config in configs:
-        if not config.is_file():
-            continue
-        try:
-            with config.open("r", encoding="utf-8", errors="replace") as handle:
-                text = handle.read(-1 if limit is None else MAX_CONFIG_BYTES)
-        except OSError:
+        agents = fence.agents(config)
+        data = read_bounded(config, MAX_CONFIG_BYTES, follow_links=not agents)
+        if data is None:
             continue
         section = ""
-        for line in text.splitlines():
+        for line in data.decode("utf-8", "replace").splitlines():
             if limit is not None and len(found) >= limit:
                 return found
             if (header := _SECTION.match(line)) is not None:
@@ -367,9 +388,13 @@ def _included(configs: list[Path], depth: int = 0, *, limit: int | None = None) 
             given = Path(os.path.expanduser(value))
             path = Path(os.path.abspath(given if given.is_absolute() else config.parent / given))
             # A folder is no config file (git refuses to include one): never capture a whole tree as state.
-            if path not in found and path not in configs and not path.is_dir():
-                left = None if limit is None else limit - len(found) - 1
-                found += [path, *_included([path], depth + 1, limit=left)]
+            if path in found or path in configs or path.is_dir():
+                continue
+            # One missing is listed (the cycle's guard watches for the agent making it), and read once it is there.
+            if agents and not (fence.inside(path) and (not os.path.lexists(path) or regular_stat(path) is not None)):
+                continue
+            left = None if limit is None else limit - len(found) - 1
+            found += [path, *_included([path], depth + 1, fence=fence, limit=left)]
     return found
 
 

@@ -5,6 +5,8 @@ nested clone's own submodules. Run in the real bwrap, over real repositories."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,135 @@ def test_a_clone_near_the_top_is_found_however_vast_the_folder_beside_it(memrepo
             (folder / f"f{item}.js").write_bytes(b"")
     monkeypatch.setattr(nested, "MAX_WALK_ENTRIES", 200)
     assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
+
+
+def test_a_folder_that_looks_like_a_git_directory_hides_no_repository_below_it(memrepo: GitRepo,
+                                                                              tmp_path: Path) -> None:
+    """A `HEAD` and an `objects/` are all it takes to look like a git directory, and the agent can make them
+    anywhere: at the top of the tree and in `vendor/` they hid `vendor/lib/.git` (the walk entered only such a
+    folder's `modules/` and `worktrees/`), whose config was then shown with its token. Only git's own folders
+    there (objects, refs, logs) are skipped."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for folder in (memrepo.path, memrepo.path / "vendor"):
+        (folder / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        (folder / "objects").mkdir()
+    repo = memrepo.ws().repo
+    assert lib.resolve() / ".git" in nested.git_dirs_in(memrepo.path)
+    tree = str(memrepo.path.resolve())
+    copies = dict((original, copy) for copy, original in box_git_config.shown_copies(
+        repo, lambda path: path.startswith(tree)))
+    shown = Path(copies[str(lib.resolve() / ".git" / "config")]).read_text(encoding="utf-8")
+    assert TOKEN not in shown and HEADER_TOKEN not in shown and "https://github.com/acme/lib.git" in shown
+
+
+def test_folders_that_only_look_like_git_directories_use_none_of_the_budget(memrepo: GitRepo, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty folders with a `HEAD` and an `objects/` near the top, found before `vendor/lib` (breadth first),
+    used up a budget of four git directories, and the clone with its token was never seen: one without a config
+    file holds nothing to strip, and is not counted."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    for number in range(20):
+        fake = memrepo.path / f"fake{number:02}"
+        (fake / "objects").mkdir(parents=True)
+        (fake / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    monkeypatch.setattr(nested, "MAX_GIT_DIRS", 4)
+    found = nested.git_dirs_in(memrepo.path)
+    assert found == [memrepo.path.resolve() / ".git", lib.resolve() / ".git"]
+
+
+def _copies(memrepo: GitRepo) -> dict[str, str]:
+    """original -> copy, for every config file in the work tree the box strips."""
+    tree = str(memrepo.path.resolve())
+    return {original: copy for copy, original in box_git_config.shown_copies(
+        memrepo.ws().repo, lambda path: path.startswith(tree))}
+
+
+def test_a_config_over_the_bound_is_shown_empty_unread(memrepo: GitRepo, tmp_path: Path) -> None:
+    """A config in the tree is the agent's to write, and git took 208 s and 5.2 GB to list one of 78 MB: one over
+    MAX_CONFIG_BYTES (its token past a megabyte of comment) is shown as a copy that says so and holds no entry,
+    checked by its size before any read; one just at the bound is still stripped as git reads it."""
+    big = _clone(memrepo.path, tmp_path, "vendor/big")
+    fits = _clone(memrepo.path, tmp_path, "vendor/fits")
+    for clone, total in ((big, gitio.MAX_CONFIG_BYTES + 1), (fits, gitio.MAX_CONFIG_BYTES)):
+        config = clone / ".git" / "config"
+        text = config.read_text(encoding="utf-8")
+        filler = total - len(text.encode("utf-8")) - 2
+        config.write_text("#" + "x" * filler + "\n" + text, encoding="utf-8")
+        assert config.stat().st_size == total
+    copies = _copies(memrepo)
+    size = gitio.MAX_CONFIG_BYTES + 1
+    shown = Path(copies[str(big.resolve() / ".git" / "config")])
+    assert shown.read_text(encoding="utf-8") == box_git_config.OVERSIZE.format(size=size,
+                                                                               bound=gitio.MAX_CONFIG_BYTES)
+    assert git(memrepo.path, "config", "--file", str(shown), "--list") == ""
+    stripped = Path(copies[str(fits.resolve() / ".git" / "config")]).read_text(encoding="utf-8")
+    assert TOKEN not in stripped and "https://github.com/acme/lib.git" in stripped
+
+
+def test_hard_links_to_one_config_are_read_once_and_each_shown_stripped(memrepo: GitRepo, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three clones whose configs are hard links to one file (the agent can make a thousand) cost one read, not
+    three, and the one copy stands over each of their names."""
+    clones = [_clone(memrepo.path, tmp_path, f"vendor/lib{number}") for number in range(3)]
+    first = clones[0] / ".git" / "config"
+    for clone in clones[1:]:
+        (clone / ".git" / "config").unlink()
+        os.link(first, clone / ".git" / "config")
+    read: list[Path] = []
+    real_sanitised = box_git_config.sanitised
+
+    def counted(path: Path) -> str | None:
+        read.append(path)
+        return real_sanitised(path)
+
+    monkeypatch.setattr(box_git_config, "sanitised", counted)
+    copies = _copies(memrepo)
+    names = [str(clone.resolve() / ".git" / "config") for clone in clones]
+    assert len({copies[name] for name in names}) == 1
+    assert TOKEN not in Path(copies[names[0]]).read_text(encoding="utf-8")
+    assert [path for path in read if path.name == "config" and "vendor" in path.parts] == [Path(names[0])]
+
+
+def test_includes_of_a_config_in_the_tree_lead_only_to_regular_files_inside_it(memrepo: GitRepo,
+                                                                             tmp_path: Path) -> None:
+    """A nested clone's config is the agent's to write, and its includes named anything: a file of the kernel's,
+    a device, a file outside the tree, a link in the tree that leads out. Only a regular file inside the tree is
+    named (an empty one too: the guard watches it), and followed when it holds something (what it includes in
+    turn, by the same rule)."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    outside = tmp_path / "outside.inc"
+    outside.write_text("[user]\n\tname = someone\n", encoding="utf-8")
+    (lib / "out-link.inc").symlink_to(outside)
+    (lib / "empty.inc").write_bytes(b"")
+    (lib / "kept.inc").write_text("[include]\n\tpath = also.inc\n\tpath = /proc/self/status\n", encoding="utf-8")
+    (lib / "also.inc").write_text("[core]\n\tbare = false\n", encoding="utf-8")
+    with (lib / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n" + "".join(f"\tpath = {target}\n" for target in (
+            "/proc/self/status", "/dev/null", "/sys/kernel/notes", outside, "../out-link.inc", "../empty.inc",
+            "../kept.inc")))
+    found = gitio.config_files_in_tree(memrepo.ws().repo)
+    theirs = [path for path in found if path.is_relative_to(lib) and path.parent != lib / ".git"
+              or not path.is_relative_to(memrepo.path)]
+    assert theirs == [lib / "empty.inc", lib / "kept.inc", lib / "also.inc"]
+
+
+def test_an_include_of_a_kernel_file_never_holds_the_runner(memrepo: GitRepo, tmp_path: Path) -> None:
+    """`[include] path = /proc/kmsg` (or a link in the tree to it) in a config the agent writes: a regular file
+    by its mode, whose read blocks for good for root. Neither the box's list nor the guard's (a tracked file
+    .git/config includes is the agent's too) reads it: a child process lists both within its time limit."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    (lib / "kmsg").symlink_to("/proc/kmsg")
+    with (lib / ".git" / "config").open("a", encoding="utf-8") as handle:
+        handle.write("[include]\n\tpath = /proc/kmsg\n\tpath = ../kmsg\n")
+    (memrepo.path / "shared.inc").write_text("[include]\n\tpath = /proc/kmsg\n\tpath = vendor/lib/kmsg\n",
+                                             encoding="utf-8")
+    git(memrepo.path, "config", "include.path", "../shared.inc")
+    script = ("import sys; from gitmem import gitio; repo = gitio.open_repo(sys.argv[1]); "
+              "print(len(gitio.config_files(repo)), len(gitio.config_files_in_tree(repo)))")
+    done = subprocess.run([sys.executable, "-c", script, str(memrepo.path)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    repo = gitio.open_repo(memrepo.path)
+    listed = [*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]
+    assert memrepo.path / "shared.inc" in listed
+    assert [path for path in listed if "kmsg" in str(path)] == []
