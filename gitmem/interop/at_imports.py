@@ -13,12 +13,13 @@ a sentence, several on a line), never in code.
 
 So an `@` inside a word (`dana@example.com`) is neither's import. What is found here is what either reads, outside
 what CommonMark reads as code (a ``` or `~~~` fence, an indented block: gitmem.interop.code_blocks, the notes' rule
-too; a code span): an `@secret.md` shown in code
-is never followed, though Gemini CLI, seeing only backticks as code, loads one in an indented block or a `~~~`
-fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is one in an HTML comment, which Claude Code
-skips: Gemini CLI would follow it, but a commented-out import is one its author switched off. Whether a path names
-a file either would read is the follower's question (gitmem.interop.import_follow): `@types/node` has a path's
-shape and names no file.
+too; a code span): an `@secret.md` shown in code is never followed, though Gemini CLI, seeing only backticks as
+code, loads one in an indented block or a `~~~` fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is
+one in an HTML comment, which Claude Code skips: Gemini CLI would follow it, but a commented-out import is one its
+author switched off. A comment that opens a line runs to its `-->` or to the end of its list item, as the notes
+read it too (gitmem.interop.code_blocks), and a fence inside it opens nothing; one opened inside a line is hidden
+with the code spans, and never closed is text. Whether a path names a file either would read is the follower's
+question (gitmem.interop.import_follow): `@types/node` has a path's shape and names no file.
 """
 from __future__ import annotations
 

@@ -223,6 +223,8 @@ CODE_SHAPES = {
                                                        {1, 2}),
     "a fence inside a list item": ("- Run it like @f1.md\n\n  ```\n  make @f2.md\n- Next fact @f3.md\n\n"
                                    "1. Build @f4.md\n\n       code @f5.md\n", {1, 3, 4}),
+    "a fence inside a comment": ("<!-- shown like\n```\n-->\nAfter @f1.md the comment.\n", {1}),
+    "a comment left open": ("Prose @f1.md here.\n\n<!-- switched off\nhidden @f2.md line\n", {1}),
 }
 
 
