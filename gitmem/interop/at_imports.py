@@ -12,21 +12,22 @@ a sentence, several on a line), never in code.
   starting with `.`, `/` or a letter, and skips what lies between matching runs of backticks (inline code, ```).
 
 So an `@` inside a word (`dana@example.com`) is neither's import. What is found here is what either reads, outside
-what CommonMark reads as code (a ``` or `~~~` fence, an indented block, a code span): an `@secret.md` shown in code
-is never followed, though Gemini CLI, seeing only backticks as code, loads one in an indented block or a `~~~`
-fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is one in an HTML comment, which Claude Code
-skips: Gemini CLI would follow it, but a commented-out import is one its author switched off. Whether a path names
-a file either would read is the follower's question (gitmem.interop.import_follow): `@types/node` has a path's
-shape and names no file.
+what CommonMark reads as code (a ``` or `~~~` fence, an indented block: gitmem.interop.code_blocks, the notes' rule
+too; a code span): an `@secret.md` shown in code is never followed, though Gemini CLI, seeing only backticks as
+code, loads one in an indented block or a `~~~` fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is
+one in an HTML comment, which Claude Code skips: Gemini CLI would follow it, but a commented-out import is one its
+author switched off. A comment that opens a line runs to its `-->` or to the end of its list item, as the notes
+read it too (gitmem.interop.code_blocks), and a fence inside it opens nothing; one opened inside a line is hidden
+with the code spans, and never closed is text. Whether a path names a file either would read is the follower's
+question (gitmem.interop.import_follow): `@types/node` has a path's shape and names no file.
 """
 from __future__ import annotations
 
 import bisect
 import re
 
-_FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
-_ITEM_RE = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
-_HEADING_RE = re.compile(r"^#{1,6}(?: |$)")
+from gitmem.interop.code_blocks import TEXT, line_kinds
+
 _TICKS_RE = re.compile(r"`+")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*(?=\n)")
 # Claude Code's rule, at the start of a line, after whitespace, after a link's `[` or an emphasis opener.
@@ -41,7 +42,9 @@ def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]
     """Each `@path` import of `text` outside code and comments, in the order they stand: its line (1-based) and the
     path, by Claude Code's rule or Gemini CLI's, its `#fragment` cut and its escaped spaces unescaped. `gemini_only`:
     a file only Gemini CLI loads (its global memory), whose imports are those its rule finds, paths as written."""
-    prose = _without_spans(_without_code_blocks(text))
+    lines = text.split("\n")
+    kinds = line_kinds(lines)
+    prose = _without_spans("\n".join(line if kind == TEXT else "" for line, kind in zip(lines, kinds, strict=True)))
     line_of = _LineOf(prose)
     if gemini_only:
         return [(line_of(found.start()), found.group("path")) for found in _GEMINI_IMPORT_RE.finditer(prose)]
@@ -118,47 +121,3 @@ def _is_path(path: str) -> bool:
     if path.startswith(("./", "~/")) or (path.startswith("/") and path != "/"):
         return True
     return bool(_PATH_START_RE.match(path))
-
-
-def _without_code_blocks(text: str) -> str:
-    """`text` with its fenced and indented code blocks blanked, lines kept so numbers stay true. As CommonMark reads
-    them: an indented line continues a paragraph rather than open code, and inside a list item code is indented
-    four more than the item's text; a fence closes on a fence of its own character at least as long, or where the
-    list item that opened it ends."""
-    kept = []
-    fence, fence_floor = "", 0
-    item: int | None = None        # the column of the open list item's text
-    paragraph = False              # the line above is a paragraph's: an indented line continues it
-    for line in text.split("\n"):
-        expanded = line.expandtabs(4)
-        stripped = expanded.strip()
-        indent = len(expanded) - len(expanded.lstrip())
-        if fence and stripped and indent < fence_floor:
-            fence = ""                                  # the list item ended, and the fence it held with it
-        if fence:
-            closing = _FENCE_RE.match(stripped)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
-                    and not stripped.strip(fence[0]):
-                fence = ""
-            kept.append("")
-            continue
-        if not stripped:
-            kept.append(line)
-            paragraph = False
-            continue
-        if item is not None and indent < item and not paragraph:
-            item = None
-        base = item or 0
-        if not paragraph and indent >= base + 4:
-            kept.append("")                             # an indented code block
-            continue
-        if (opened := _FENCE_RE.match(stripped)) and indent < base + 4:   # deeper, it goes on a paragraph
-            fence, fence_floor, paragraph = opened.group(1), base, False
-            kept.append("")
-            continue
-        if marker := _ITEM_RE.match(expanded):
-            item, paragraph = len(marker.group(0)), True
-        else:
-            paragraph = not _HEADING_RE.match(stripped)
-        kept.append(line)
-    return "\n".join(kept)

@@ -25,7 +25,7 @@ from gitmem.interop import gemini_inbox, topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini_places import DEFAULT_CONTEXT_FILE, context_file_names, project_memory_dir
 from gitmem.interop.import_follow import Following, read_with_imports
-from gitmem.interop.shapes import blocks, import_lines, outside_managed, section
+from gitmem.interop.shapes import blocks, import_lines, note_blocks, section
 from gitmem.interop.sources import Reader, SourceFile
 from gitmem.workspace import Workspace
 
@@ -56,7 +56,7 @@ def _memories(loaded: SourceFile, prefix: str) -> list[Fact]:
     """Every bullet and paragraph of a global memory file, or of a file it imports, the section's and the rest,
     outside gitmem's managed blocks and lines of `@path` imports alone: the model writes its memories anywhere."""
     return [Fact(NAME, f"{prefix}/{loaded.rel}", block.line, block.text, PROPOSAL, loaded.written)
-            for block in blocks(outside_managed(loaded.text))]
+            for block in note_blocks(loaded.text)]
 
 
 def _global_imports(text: str) -> list[tuple[int, str]]:

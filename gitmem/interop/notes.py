@@ -37,7 +37,7 @@ from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
 from gitmem.interop.gemini_places import context_file_names
 from gitmem.interop.import_follow import Following, as_itself, follow_imports, read_with_imports
-from gitmem.interop.shapes import blocks, frontmatter, import_lines, outside_managed
+from gitmem.interop.shapes import frontmatter, import_lines, note_blocks
 from gitmem.interop.sources import Reader, SourceFile
 from gitmem.workspace import Workspace
 
@@ -105,7 +105,7 @@ def _nested(root: Path, names: list[str]) -> list[str]:
 
 def _notes(text: str, name: str, prefix: str, written: date | None, first_line: int = 1) -> list[Fact]:
     return [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, written)
-            for block in blocks(outside_managed(text, section=SECTION), first_line)]
+            for block in note_blocks(text, section=SECTION, first_line=first_line)]
 
 
 def _file_notes(loaded: SourceFile, prefix: str) -> list[Fact]:

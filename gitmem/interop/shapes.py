@@ -9,9 +9,9 @@ from typing import Any
 
 from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 from gitmem.interop.at_imports import at_imports
+from gitmem.interop.code_blocks import TEXT, line_kinds
 
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
-_FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
 _BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
 _END_RE = re.compile(r"^<!-- gitmem:end (\S+) -->$")
@@ -81,41 +81,30 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
-    """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code fences
-    and HTML comments; headings are not blocks, but each block knows its heading.
+    """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code blocks and
+    HTML comments; headings are not blocks, but each block knows its heading.
 
-    As Markdown (CommonMark) reads them: a fence closes only on a fence of its own character at least as long,
-    and a fence or comment opened inside a bullet's item ends with the item, at the next line indented less than
-    it (a memory whose fence was left open never hides the memories after it)."""
+    Code and comments are what gitmem.interop.code_blocks says they are, the rule the `@path` imports are found by
+    too: a fenced or indented block, or a comment, is no note and no part of one (a note lands as a line of text),
+    and one opened inside a bullet's item ends with the item (a memory whose fence or comment was left open never
+    hides the memories after it)."""
+    lines = text.split("\n")
+    return _blocks(lines, line_kinds(lines), first_line)
+
+
+def _blocks(raws: list[str], kinds: list[str], first_line: int) -> Iterator[Block]:
+    """`blocks` of `raws`, whose lines are what `kinds` says (their code and comments)."""
     heading, start, is_bullet = "", 0, False
     current: list[str] = []
-    fence = ""                    # the open fence (```, ~~~~), "" outside one
-    commented = False
-    item_indent: int | None = None    # the indent of a fence or comment opened inside a bullet's item
 
     def flush() -> Iterator[Block]:
         if current:
             yield Block(start, "\n".join(current).strip(), heading, is_bullet)
 
-    for offset, raw in enumerate(text.split("\n")):
+    for offset, (raw, kind) in enumerate(zip(raws, kinds, strict=True)):
+        if kind != TEXT:
+            continue
         number, line = first_line + offset, raw.rstrip()
-        indent = len(line) - len(line.lstrip())
-        if (fence or commented) and item_indent is not None and line.strip() and indent < item_indent:
-            fence, commented, item_indent = "", False, None      # the item ended, and what it opened with it
-        opened = None if fence or commented else _FENCE_RE.match(line)
-        if fence or opened:
-            closing = _FENCE_RE.match(line)
-            if opened:
-                fence = opened.group(2)
-                item_indent = indent if current and is_bullet and indent else None
-            elif closing and closing.group(2)[0] == fence[0] and len(closing.group(2)) >= len(fence):
-                fence, item_indent = "", None
-            continue
-        if commented or line.lstrip().startswith("<!--"):
-            if not commented:
-                item_indent = indent if current and is_bullet and indent else None
-            commented = "-->" not in line
-            continue
         heading_match = _HEADING_RE.match(line)
         bullet = _BULLET_RE.match(line)
         if heading_match or not line.strip() or bullet:
@@ -145,19 +134,22 @@ def section(text: str, title: str) -> tuple[str, int] | None:
     return None
 
 
-def outside_managed(text: str, *, section: str | None = None) -> str:
-    """`text`, a file an agent CLI reads as instructions, with what is no note of its own blanked, lines kept so
-    numbers stay true: gitmem's managed blocks (`<!-- gitmem:begin NAME -->` to its end), `@path` import lines,
-    and the `## section` when one is named (another source reads it). A begin line with no end after it (cut
-    by hand, or planted) is only that line: it does not hide the notes that follow."""
-    return "\n".join(line if kind == _NOTE else "" for line, kind in _kinds(text, section))
+def note_blocks(text: str, *, section: str | None = None, first_line: int = 1) -> Iterator[Block]:
+    """The `blocks` of `text`, a file an agent CLI reads as instructions, that are notes: outside gitmem's managed
+    blocks (`<!-- gitmem:begin NAME -->` to its end) and the `## section` when one is named (another source reads
+    it), and other than `@path` import lines. A begin line with no end after it (cut by hand, or planted) is only
+    that line: it does not hide the notes that follow. What is code is judged on the text the imports are found in
+    (`import_lines`), so a line is code to both or to neither."""
+    lines = list(_kinds(text, section))
+    code = line_kinds([line if kind != _OTHER else "" for line, kind in lines])
+    return _blocks([line if kind == _NOTE else "" for line, kind in lines], code, first_line)
 
 
 def import_lines(text: str, *, section: str | None = None, gemini_only: bool = False) -> list[tuple[int, str]]:
     """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`), found where Claude Code
     and Gemini CLI find them (gitmem.interop.at_imports: inside a sentence too, never in code, so a fence's
     `@decorator` is none): each line (1-based) and the path it names (`~/x.md`, `docs/x.md`, `./x.md`). A line
-    that opens with an import is never a note itself (`outside_managed`). `gemini_only`: as Gemini CLI alone finds
+    that opens with an import is never a note itself (`note_blocks`). `gemini_only`: as Gemini CLI alone finds
     them, in a file only it loads."""
     kept = "\n".join(line if kind != _OTHER else "" for line, kind in _kinds(text, section))
     return at_imports(kept, gemini_only=gemini_only)

@@ -215,3 +215,29 @@ def test_an_import_is_found_as_claude_codes_markdown_lexer_finds_it() -> None:
     text = ("- An item\n\n      @in-item-code.md\n\n  Still the item: [@linked.md](linked.md) and @@twice.md\n"
             "@/ alone, then @with\\ space.md#part\n")
     assert import_lines(text) == [(5, "linked.md"), (6, "with space.md")]
+
+
+CODE_SHAPES = {
+    "an indented block": ("Intro @f1.md here.\n\n    indented code @f2.md line\n\nAfter @f3.md too.\n", {1, 3}),
+    "a tilde fence indented past a paragraph's text": ("Some prose @f1.md\n    ~~~\nstill the paragraph @f2.md\n",
+                                                       {1, 2}),
+    "a fence inside a list item": ("- Run it like @f1.md\n\n  ```\n  make @f2.md\n- Next fact @f3.md\n\n"
+                                   "1. Build @f4.md\n\n       code @f5.md\n", {1, 3, 4}),
+    "a fence inside a comment": ("<!-- shown like\n```\n-->\nAfter @f1.md the comment.\n", {1}),
+    "a comment left open": ("Prose @f1.md here.\n\n<!-- switched off\nhidden @f2.md line\n", {1}),
+}
+
+
+@pytest.mark.parametrize("shape", CODE_SHAPES)
+def test_notes_and_imports_agree_on_which_lines_are_code(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                         shape: str) -> None:
+    """Each line names its own file in a sentence: a line the notes take for text is in a note, and the file it
+    names is read as an import; a line of code is neither, to both."""
+    text, prose = CODE_SHAPES[shape]
+    put(memrepo.path, {"CLAUDE.md": text, **{f"f{n}.md": f"- From f{n}.\n" for n in range(1, 6)}})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    found = proposals(result)
+    noted = {n for n in range(1, 6) if any(f"@f{n}.md" in said for file, _, said in found if file == "./CLAUDE.md")}
+    imported = {n for n in range(1, 6) if (f"./f{n}.md", 1, f"From f{n}.") in found}
+    assert (noted, imported) == (prose, prose), shape
+    assert json.loads(result.out)["not_read"] == []
