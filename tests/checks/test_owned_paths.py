@@ -20,6 +20,13 @@ def _stage_link(repo: GitRepo, rel: str, target: str) -> None:
     git(repo.path, "add", rel)
 
 
+def _moved_out_and_linked(repo: GitRepo, rel: str, away: Path) -> None:
+    """The tracked folder `rel` moved to `away`, and a link to it staged in its place."""
+    git(repo.path, "rm", "-q", "-r", "--cached", rel)
+    os.rename(repo.path / rel, away)
+    _stage_link(repo, rel, str(away))
+
+
 def test_a_staged_link_in_place_of_the_volume_folder_is_gm908(memrepo: GitRepo, cli: Cli, tmp_path: Path) -> None:
     # A project's own file in the folder, and a link gitmem does not own, pass as before.
     memrepo.write("history/2019-migration.md", "# The 2019 migration\n")
@@ -27,9 +34,7 @@ def test_a_staged_link_in_place_of_the_volume_folder_is_gm908(memrepo: GitRepo, 
     git(memrepo.path, "add", "-A")
     assert cli(["check"], cwd=memrepo.path).code == 0
     git(memrepo.path, "commit", "-q", "-m", "the project's own history")
-    git(memrepo.path, "rm", "-q", "-r", "--cached", "history")
-    os.rename(memrepo.path / "history", tmp_path / "history")
-    _stage_link(memrepo, "history", str(tmp_path / "history"))
+    _moved_out_and_linked(memrepo, "history", tmp_path / "history")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert ("history:1: GM908 history is a symbolic link; gitmem writes LOG's sealed volumes there, so it must be a "
@@ -50,9 +55,7 @@ def test_a_staged_file_or_submodule_in_place_of_the_volume_folder_is_gm908(memre
 
 
 def test_a_link_on_the_way_to_a_file_gitmem_installs_is_gm908(memrepo: GitRepo, cli: Cli, tmp_path: Path) -> None:
-    git(memrepo.path, "rm", "-q", "-r", "--cached", ".github")
-    os.rename(memrepo.path / ".github", tmp_path / "github")
-    _stage_link(memrepo, ".github", str(tmp_path / "github"))
+    _moved_out_and_linked(memrepo, ".github", tmp_path / "github")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert (".github:1: GM908 .github is a symbolic link, on the way to .github/workflows/gitmem.yml, which gitmem "
