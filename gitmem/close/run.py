@@ -20,7 +20,7 @@ from typing import Any
 
 from gitmem import codes, gitio, sealing
 from gitmem.checks import generation
-from gitmem.checks.violation import Violation
+from gitmem.checks.violation import Violation, failure_violations
 from gitmem.close.commit_guard import (
     CloseError,
     changed_files,
@@ -32,6 +32,7 @@ from gitmem.close.commit_guard import (
 from gitmem.close.compose import CloseResult, compose, days_to_close
 from gitmem.close.day import close_day
 from gitmem.errors import ExitCode, RunFailure
+from gitmem.memory.text import one_line
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.closed_first import PHASE_TRAILER
 from gitmem.publish.push import PushReport
@@ -275,6 +276,8 @@ def _changed_while_pushing(ws: Workspace, result: CloseResult, where: str, start
     except cyclelock.LockHeld as busy:      # a cycle took the lock after the look: HEAD is its to move
         return _kept_here(ws, result, start.branch, f"{said}, and {_left_to(busy, where)}")
     except RunFailure as refused:           # an uncommitted change, a git lock: the close refused to run again
+        # The refusal stays a diagnostic of its own, with its code and place; GM803 names it in one line.
+        result.violations += failure_violations(refused)
         return _kept_here(ws, result, start.branch, f"{said}, and the close could not run again: {refused}; what "
                           f"this branch holds that {where} lacks is only on this disk until `gitmem close --push` "
                           "runs again")
@@ -290,10 +293,12 @@ def _left_to(busy: cyclelock.LockHeld, where: str) -> str:
 
 
 def _kept_here(ws: Workspace, result: CloseResult, branch: str, said: str) -> CloseResult:
-    """The close's push stopped before anything moved: `branch` keeps what it holds, only on this disk (exit 6)."""
+    """The close's push stopped before anything moved: `branch` keeps what it holds, only on this disk (exit 6).
+    What it says is one line (a refusal it quotes may hold several: its own diagnostic lists them)."""
     from gitmem.publish.push import PushStatus
 
     repo = ws.repo
+    said = one_line(said)
     tip = gitio.resolve_revision(repo, f"refs/heads/{branch}") if branch else gitio.head_id(repo)
     result.push = PushReport(PushStatus.FAILED, None, tip, [said])
     place = gitio.ref_path(repo, branch) if branch else _branch_place(repo, None)
