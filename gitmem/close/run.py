@@ -59,7 +59,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
                          "commit -m 'start gitmem'), then run the close", where=git_head, dirty=True)   # as a cycle
-    if push and gitio.current_branch(repo) is None:       # else the close is committed where no branch holds it
+    branch = gitio.current_branch(repo)     # the one a close that pushes closes, runs again on, and publishes
+    if push and branch is None:       # else the close is committed where no branch holds it
         from gitmem.cycle.runner import switch_command
 
         raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
@@ -111,9 +112,10 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             found = overtaken.overtaken(ws)
             if found is not None:
                 overtaken.step_aside(ws, found)
-        # Where the push starts, under the lock: the branch the close committed on (or stepped aside on), and its
-        # tip. Anything the close does after the push (run again, step aside) is done there only (`_Start.moved`).
-        start = _Start(gitio.current_branch(repo) or "", gitio.head_id(repo) or head)
+        # Where the push starts: the branch the close began on, and its tip now (its close, or the remote's tip it
+        # stepped aside to). What the close does after (push, run again, step aside) is done there only
+        # (`_Start.moved`): the human may switch branches at any moment, as git takes no gitmem lock.
+        start = _Start(branch or "", gitio.resolve_revision(repo, f"refs/heads/{branch}") if branch else head)
     # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
     if found is None and push and (result.commit or _unpublished(ws)):
         from gitmem.close import overtaken
@@ -397,22 +399,28 @@ def _push(ws: Workspace, day: date, start: _Start, *, watch_closes: bool) -> tup
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
 
-    def before_rebase(upstream: str) -> None:
+    def on_the_branch() -> None:
         """HEAD on another branch (the human's `git switch` while the push fetched) would be rebased onto this
-        branch's upstream and published; another close that landed after the close's own look would be replayed
-        under (two reports of a day). A retry's rebase moves the tip, so only the branch is held here."""
+        branch's upstream and published. A retry's rebase moves the tip, so only the branch is held here."""
         moved_off = _off_branch(ws.repo, start.branch)
         if moved_off:
             raise _MovedWhilePushing(moved_off)
+
+    def before_rebase(upstream: str) -> None:
+        """Also: another close that landed after the close's own look would be replayed under (two reports of a
+        day)."""
+        on_the_branch()
         if not watch_closes:
             return
-        remote, upstream_branch = gitio.upstream_of(ws.repo, start.branch)
         found = overtaken.overtaken_by(ws, upstream, f"{remote}/{upstream_branch}")
         if found is not None:
             raise overtaken.OvertakenWhilePushing(found, gitio.head_id(ws.repo) or start.tip)
 
+    on_the_branch()
+    # The upstream is the close's branch's, whichever branch HEAD is on by the time publish reads it.
+    remote, upstream_branch = gitio.upstream_of(ws.repo, start.branch)
     # Merged by this workspace's config: its memory files are the ones the rules merge (a LOG append each side).
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
-                      workspace=ws.name or None, before_rebase=before_rebase)
+                      remote=remote, branch=upstream_branch, workspace=ws.name or None, before_rebase=before_rebase)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return outcome.report(), outcome.left_out

@@ -538,3 +538,31 @@ def test_a_human_switching_branches_before_the_close_steps_aside_leaves_their_br
         "pushed, and what main holds that origin/main lacks is only on this disk until `gitmem close --push` runs "
         "again on main"]
     assert [(v.path, v.code) for v in result.violations] == [(".git/refs/heads/main", "GM803")]
+
+
+def test_a_human_switching_branches_after_a_stranded_close_stepped_aside_gets_no_close_on_their_branch(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close left here by a failed push steps aside for the human's close of its day, and the human switches to
+    a new branch right then (`git switch -c feature` just after the real step aside). The close ran again on
+    `feature` and pushed it to origin. It does not close again there: it says why and what to run, names no commit
+    (the remote holds the day's close; exit 0), and `feature` stays the human's, unpushed."""
+    from gitmem.close import overtaken, run_close
+
+    runner, _, origin = stranded_close(tmp_path, lambda _runner: None)
+    stepped = overtaken.step_aside
+    switched: list[str] = []
+
+    def and_then_a_switch(ws: Workspace, found: overtaken.Overtaken) -> None:
+        stepped(ws, found)
+        switched.append(git(runner.path, "switch", "--quiet", "-c", "feature"))
+
+    monkeypatch.setattr(overtaken, "step_aside", and_then_a_switch)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 15, 0, 30, tzinfo=UTC)))
+    assert switched and result.commit is None and result.push is None, result
+    assert result.message.endswith(
+        "stepped aside; it did not close again, as HEAD is on feature now, not main: back on main, run `gitmem close "
+        "--push` again to report what only the close(s) left out held"), result.message
+    tip = git(origin, "rev-parse", "main").strip()
+    assert git(runner.path, "rev-parse", "feature").strip() == tip == git(runner.path, "rev-parse", "main").strip()
+    assert git(origin, "branch", "--list", "feature") == ""
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:52 UTC"]
