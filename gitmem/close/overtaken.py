@@ -72,9 +72,10 @@ class OvertakenWhilePushing(Exception):
     after the close's own look. Nothing moved yet; the close steps aside as it would have, or runs again when the
     branch took a commit of another writer meanwhile (gitmem.close.run)."""
 
-    def __init__(self, found: Overtaken) -> None:
+    def __init__(self, found: Overtaken, tip: str) -> None:
         super().__init__(found.where)
         self.found = found
+        self.tip = tip          # the branch's tip when the push looked (a retry's rebase may have moved it)
 
 
 def who(*, made_now: bool, closes: int) -> str:

@@ -20,6 +20,7 @@ from gitmem.fleet.read import (
     WAITING,
     AgentRow,
 )
+from gitmem.memory.text import one_line
 
 # An agent nobody can read is the first row, never the last one below the fold; "ok" is last.
 NEED_ORDER = (UNREADABLE, STALLED, CLOCK_AHEAD, OVER_BUDGET, STREAK, WAITING, NEW, OK)
@@ -92,7 +93,7 @@ def unreadable_diagnostics(fleet: Fleet, rows: Iterable[AgentRow], *, public: bo
     found = []
     for row in rows:
         if row.error:
-            error = " ".join((PUBLIC_ERROR if public else row.error).split())
+            error = one_line(PUBLIC_ERROR if public else row.error)
             text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=error)
             found.append(f"{at(row.agent)}: {codes.FLEET_AGENT_UNREADABLE.code} {text}")
     return found

@@ -414,8 +414,153 @@ def test_a_close_that_cannot_run_again_after_its_branch_changed_keeps_the_work_h
                            ), told
     assert told.endswith("; what this branch holds that origin/main lacks is only on this disk until `gitmem close "
                          "--push` runs again"), told
-    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
+    # The refusal keeps its own code and place (GM801 at the draft), and GM803 quotes it on one line.
+    assert [(v.path, v.line, v.code) for v in result.violations] == [
+        ("draft.txt", 1, "GM801"), (".git/refs/heads/main", 1, "GM803")]
+    assert result.violations[1].message == told
     assert (runner.path / "draft.txt").read_text() == "half a thought\n"
     assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
         "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
     assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+
+
+def test_a_close_refused_to_run_again_keeps_the_refusal_as_its_own_diagnostic_and_gm803_on_one_line(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The human commits right after the push's look, and a git killed in the runner's checkout left its index lock:
+    the close, run again, refuses with git's lock files listed on lines of their own (GM801 at the lock). That
+    refusal was folded into the GM803 line, its code and place lost and its line breaks splitting the line. It stays
+    a diagnostic of its own, and GM803 (and the push's message) say it on one line."""
+    from gitmem.checks.render import render_text
+    from gitmem.close import run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+
+    def the_humans_commit_and_a_killed_git() -> str:
+        made = str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA))
+        (runner.path / ".git" / "index.lock").write_text("")
+        return made
+
+    made = _commits_right_after_the_push_looked(monkeypatch, the_humans_commit_and_a_killed_git)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY, result.push
+    assert [(v.path, v.line, v.code) for v in result.violations] == [
+        (".git/index.lock", 1, "GM801"), (".git/refs/heads/main", 1, "GM803")]
+    assert [line for line in result.push.messages if "\n" in line] == [], result.push.messages
+    gm803 = result.violations[1].message
+    assert "\n" not in gm803 and gm803 == result.push.messages[0]
+    assert ("and the close could not run again: git lock files are there: a git command is running in this checkout, "
+            "or one was killed and left them: .git/index.lock when no git runs here, remove them") in gm803, gm803
+    lines = render_text(result.violations).splitlines()
+    assert [line.split(" ", 2)[:2] for line in lines] == [[".git/index.lock:1:", "GM801"],
+                                                          [".git/refs/heads/main:1:", "GM803"]], lines
+    assert git(runner.path, "log", "--format=%an|%s", "-2").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+
+
+def _feature_branch(runner: GitRepo) -> str:
+    """The human's branch `feature` in the runner's clone, one commit of theirs on main's tip; main checked out
+    again. Its tip."""
+    git(runner.path, "switch", "--quiet", "-c", "feature")
+    runner.commit_files({"feature.txt": "the human's feature\n"}, "feature work", author=DANA)
+    git(runner.path, "switch", "--quiet", "main")
+    return git(runner.path, "rev-parse", "feature").strip()
+
+
+def test_a_human_switching_branches_while_the_close_pushes_leaves_their_branch_untouched(
+        tmp_path: Path, git_env: None) -> None:
+    """While the close's push fetched, the human's close landed on origin and the human ran `git switch feature` in
+    the runner's checkout (its pre-push hook does both, once). The push's next try rebased feature onto origin/main
+    and published it there: the human's branch, never read by the close, pushed as main. It stops instead: HEAD
+    left the branch the close committed on, so nothing is pushed, feature is as the human left it, main keeps the
+    close (exit 6), and the one line says why."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    feature = _feature_branch(runner)
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC),
+                                then=f"cd '{runner.path}' && env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE "
+                                     "git switch --quiet feature")
+    ours = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert ours.returncode == ExitCode.LOCAL_ONLY, ours.stdout + ours.stderr
+    assert git(runner.path, "branch", "--show-current").strip() == "feature"
+    assert git(runner.path, "rev-parse", "feature").strip() == feature
+    assert git(origin, "branch", "--list", "feature") == ""
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    # The close made here stays on main, only on this disk, for the next `close --push` there.
+    assert git(runner.path, "log", "--format=%an|%s", "-2", "main").splitlines() == [
+        "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
+    assert [str(e.when) for e in closes(git(runner.path, "show", "main:LOG.md"))] == ["2026-11-14 23:47 UTC"]
+    told = [line for line in ours.stderr.splitlines() if line.startswith("gitmem: close: push: ")]
+    assert told == ["gitmem: close: push: HEAD is on feature now, not main since this close's push began: nothing "
+                    "was pushed, and what main holds that origin/main lacks is only on this disk until `gitmem close "
+                    "--push` runs again on main"], ours.stderr
+
+
+def test_a_human_switching_branches_before_the_close_steps_aside_leaves_their_branch_untouched(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after the push's look found the human's close, the human made a branch at main's tip and switched to it.
+    The close, holding its lock again, found only closes on HEAD's branch and stepped aside there, resetting the
+    human's branch to origin/main, then closed again on it and pushed it. It keeps the work here instead (exit 6):
+    the human's branch is as they made it and never pushed, and main keeps the close."""
+    from gitmem.close import run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    made = _commits_right_after_the_push_looked(monkeypatch, lambda: git(runner.path, "switch", "--quiet", "-c",
+                                                                         "feature"))
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY, result.push
+    close = git(runner.path, "rev-parse", "main").strip()
+    assert result.commit == close and git(runner.path, "rev-parse", "feature").strip() == close
+    assert git(runner.path, "branch", "--show-current").strip() == "feature"
+    assert git(origin, "branch", "--list", "feature") == ""
+    assert [str(e.when) for e in closes(git(runner.path, "show", "main:LOG.md"))] == ["2026-11-14 23:47 UTC"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    assert result.push.messages == [
+        "origin/main got another close while this one pushed, and HEAD is on feature now, not main: nothing was "
+        "pushed, and what main holds that origin/main lacks is only on this disk until `gitmem close --push` runs "
+        "again on main"]
+    assert [(v.path, v.code) for v in result.violations] == [(".git/refs/heads/main", "GM803")]
+
+
+def test_a_human_switching_branches_after_a_stranded_close_stepped_aside_gets_no_close_on_their_branch(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close left here by a failed push steps aside for the human's close of its day, and the human switches to
+    a new branch right then (`git switch -c feature` just after the real step aside). The close ran again on
+    `feature` and pushed it to origin. It does not close again there: it says why and what to run, names no commit
+    (the remote holds the day's close; exit 0), and `feature` stays the human's, unpushed."""
+    from gitmem.close import overtaken, run_close
+
+    runner, _, origin = stranded_close(tmp_path, lambda _runner: None)
+    stepped = overtaken.step_aside
+    switched: list[str] = []
+
+    def and_then_a_switch(ws: Workspace, found: overtaken.Overtaken) -> None:
+        stepped(ws, found)
+        switched.append(git(runner.path, "switch", "--quiet", "-c", "feature"))
+
+    monkeypatch.setattr(overtaken, "step_aside", and_then_a_switch)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 15, 0, 30, tzinfo=UTC)))
+    assert switched and result.commit is None and result.push is None, result
+    assert result.message.endswith(
+        "stepped aside; it did not close again, as HEAD is on feature now, not main: back on main, run `gitmem close "
+        "--push` again to report what only the close(s) left out held"), result.message
+    tip = git(origin, "rev-parse", "main").strip()
+    assert git(runner.path, "rev-parse", "feature").strip() == tip == git(runner.path, "rev-parse", "main").strip()
+    assert git(origin, "branch", "--list", "feature") == ""
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:52 UTC"]
