@@ -91,12 +91,17 @@ def _offending(item: Owned, snapshot: Snapshot) -> tuple[str, int, bool] | None:
     return None
 
 
-def _changed(inp: CheckInput, path: str, mode: int) -> bool:
-    """Whether the change made `path` what it is: an entry the old side held alike was judged when it was made."""
+def _made_wrong(inp: CheckInput, path: str, mode: int) -> bool:
+    """Whether the change made `path` the wrong kind it now is: the old side did not hold it, held it as its
+    right kind, or held it as another wrong kind (a link made a submodule: a new choice, judged as one)."""
     if inp.old is None:
         return True
-    oid = inp.new.oid(path)
-    return not (oid is not None and inp.old.oid(path) == oid and inp.old.mode(path) == mode)
+    before = inp.old.mode(path)
+    # One that was this wrong kind already stays as the human chose it: a submodule bumped or a link pointed
+    # elsewhere is still that submodule or link, and gitmem enters neither, so the new target changes nothing
+    # it reads or writes. Judging it again would refuse every ordinary commit to it and name its removal as the
+    # fix. A file edited where a folder belongs is a file still, so the comparison is by kind, not by mode.
+    return before is None or _what(before) != _what(mode)
 
 
 def wrong_kind(inp: CheckInput, *, kinds: tuple[str, ...] = (FILE, FOLDER)) -> list[Violation]:
@@ -111,7 +116,7 @@ def wrong_kind(inp: CheckInput, *, kinds: tuple[str, ...] = (FILE, FOLDER)) -> l
         if offending is None or offending[0] in found:
             continue
         path, mode, itself = offending
-        if not (_changed(inp, path, mode) or itself and item.path in required):
+        if not (_made_wrong(inp, path, mode) or itself and item.path in required):
             continue
         found[path] = _violation(item, path, mode, itself)
     return list(found.values())

@@ -71,6 +71,59 @@ def test_a_prompt_made_a_link_is_gm908(memrepo: GitRepo, cli: Cli) -> None:
     assert "prompts/close.md:1: GM908 prompts/close.md is a symbolic link; gitmem reads or installs it" in result.out
 
 
+def test_a_submodule_on_the_way_that_was_one_before_passes_check_when_bumped(
+        memrepo: GitRepo, cli: Cli, tmp_path: Path) -> None:
+    """`.github` as a submodule (workflows shared across an organisation) is refused when a change makes it one;
+    once committed, an ordinary bump of it is no change of kind and passes."""
+    shared = tmp_path / "shared-workflows"
+    shared.mkdir()
+    git(shared, "init", "-q", "-b", "main")
+    os.rename(memrepo.path / ".github" / "workflows", shared / "workflows")
+    git(shared, "add", "-A")
+    git(shared, "commit", "-q", "-m", "the organisation's workflows")
+    git(memrepo.path, "rm", "-q", "-r", "--cached", ".github")
+    (memrepo.path / ".github").rmdir()
+    git(memrepo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(shared), ".github")
+    made = cli(["check"], cwd=memrepo.path)
+    assert made.code == 1
+    assert ".github:1: GM908 .github is a submodule, on the way to .github/workflows/gitmem.yml" in made.out
+    git(memrepo.path, "commit", "-q", "--no-verify", "-m", ".github from the organisation")
+    inner = memrepo.path / ".github"
+    (inner / "workflows" / "lint.yml").write_text("name: lint\n")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "a lint workflow")
+    git(memrepo.path, "add", ".github")
+    assert git(memrepo.path, "diff", "--cached", "--name-only").split() == [".github"]
+    bumped = cli(["check"], cwd=memrepo.path)
+    assert bumped.code == 0, bumped.out
+    assert "GM908" not in bumped.out
+
+
+def test_a_link_retargeted_passes_check_and_one_made_another_wrong_kind_does_not(
+        memrepo: GitRepo, cli: Cli) -> None:
+    """A `.gitignore` link the human committed stays a link when pointed elsewhere: not judged again. Made a
+    submodule, it becomes a kind it was not, and that is judged as any change that makes one."""
+    memrepo.write("ignore/common", "*.log\n")
+    memrepo.write("ignore/strict", "*.log\n*.tmp\n")
+    git(memrepo.path, "add", "ignore")
+    git(memrepo.path, "rm", "-q", "--cached", ".gitignore")
+    (memrepo.path / ".gitignore").unlink()
+    _stage_link(memrepo, ".gitignore", "ignore/common")
+    assert "GM908 .gitignore is a symbolic link" in cli(["check"], cwd=memrepo.path).out
+    git(memrepo.path, "commit", "-q", "--no-verify", "-m", ".gitignore from the shared set")
+    (memrepo.path / ".gitignore").unlink()
+    _stage_link(memrepo, ".gitignore", "ignore/strict")
+    retargeted = cli(["check"], cwd=memrepo.path)
+    assert retargeted.code == 0, retargeted.out
+    assert "GM908" not in retargeted.out
+    git(memrepo.path, "rm", "-q", "--cached", ".gitignore")
+    head = git(memrepo.path, "rev-parse", "HEAD").strip()
+    git(memrepo.path, "update-index", "--add", "--cacheinfo", f"160000,{head},.gitignore")
+    made_submodule = cli(["check"], cwd=memrepo.path)
+    assert made_submodule.code == 1
+    assert ".gitignore:1: GM908 .gitignore is a submodule" in made_submodule.out
+
+
 def test_verify_holds_commits_made_under_rules_6_to_it_and_older_ones_as_before(
         memrepo: GitRepo, cli: Cli, tmp_path: Path) -> None:
     """A link committed under rules 5 verifies as before, and `check` does not report it again; one committed under
