@@ -8,14 +8,17 @@ trees' folders (`worktrees/`). Each of them holds a config git reads there, with
 The tree may be deep and wide (a `node_modules`), and its shape is the agent's to choose between two boxes; so
 the walk looks at MAX_WALK_ENTRIES entries at most, MAX_WALK_DEPTH folders deep, and stops at MAX_GIT_DIRS git
 directories that hold a config file. It goes breadth first, so a clone near the top is found however vast a
-`node_modules` beside it is. A folder that looks like a git directory is only a name and a folder the agent can
-make (a `HEAD` and an `objects/` at the top of the tree): inside one the walk skips only the folders where git
-keeps many files of its own (GIT_OWN: objects, refs, logs) and walks on through the rest, so such a folder hides
-nothing below it; and one without a config file is not counted, so a thousand of them use no part of the
-MAX_GIT_DIRS budget (they have nothing the box would strip). Links are not followed, but a `.git` link is read as
-the pointer it is. The bounds are a cost bound, not a fence: the agent, which writes the tree, can make it wide
-or deep enough, or hold enough repositories of its own near the top, to put a git directory past them, or move
-one into a folder the walk skips.
+`node_modules` beside it is. The folders where git keeps many files of its own (GIT_OWN: objects, refs, logs)
+are skipped only in a git directory the walk has reason to trust: a folder named `.git`, one a `.git` file or link
+leads to, and the git directories in a trusted one's `modules/` and `worktrees/` (a submodule's, a linked tree's).
+A folder that only looks like a git directory is a file and a folder the agent can make (an empty `HEAD` and an
+`objects/` at the top of the tree, whose `logs/` is then a project's own): its config is found (a bare repository
+is one), but nothing in it is skipped, so it hides nothing below it at the cost of entries of the budget; and one
+without a config file is not counted, so a thousand of them use no part of the MAX_GIT_DIRS budget (they have
+nothing the box would strip). Links are not followed, but a `.git` link is read as the pointer it is. The bounds
+are a cost bound, not a fence: the agent, which writes the tree, can make it wide or deep enough, or hold enough
+repositories of its own near the top, to put a git directory past them, or move one into a folder the walk skips
+(a `.git`'s `logs/`).
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ POINTER = "gitdir:"            # a `.git` file's one line: where its git directo
 POINTER_BYTES = 4096           # read of it (and of a `commondir`), at most
 CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
 # The folders of a git directory where git keeps many files of its own and never a git directory's config: the
-# walk's cost, not its reach (a folder named so elsewhere in a git-directory-looking folder is skipped too).
+# walk's cost, not its reach (skipped in a trusted git directory only: elsewhere a folder of the name is anyone's).
 GIT_OWN = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "reftable"})
 
 
@@ -42,18 +45,25 @@ def git_dirs_in(tree: Path) -> list[Path]:
     each one's common directory (`commondir`) with it; in the order found, within the bounds above."""
     top = os.path.realpath(tree)
     found: dict[Path, None] = {}
+    pointed_at: set[str] = set()    # where a `.git` file or link leads: a git directory git is told to use
+    held: set[str] = set()          # folders in a trusted git directory's `modules/` or `worktrees/`
     seen = 0
     for folder, dirs, names in walk_tree(top, breadth_first=True):
         seen += len(dirs) + len(names)
         if _is_git_dir(dirs, names):
             _add(found, Path(folder))
-            dirs[:] = [name for name in dirs if name not in GIT_OWN]
-        elif ".git" in dirs:                # named where it is seen: its own folder may lie past the bounds
+            if os.path.basename(folder) == ".git" or folder in pointed_at or folder in held:
+                dirs[:] = [name for name in dirs if name not in GIT_OWN]
+                held.update(os.path.join(folder, name) for name in ("modules", "worktrees") if name in dirs)
+        elif folder in held:                # a submodule's name may hold a `/`: its git directory lies deeper
+            held.update(os.path.join(folder, name) for name in dirs)
+        if ".git" in dirs:                  # named where it is seen: its own folder may lie past the bounds
             _add(found, Path(folder, ".git"))
         elif ".git" in names:
             target = _pointed_at(Path(folder, ".git"))
             if target is not None:
                 _add(found, target)
+                pointed_at.add(str(target))
         if len(Path(folder).relative_to(top).parts) >= MAX_WALK_DEPTH:
             dirs[:] = []
         if seen >= MAX_WALK_ENTRIES or len(found) >= MAX_GIT_DIRS:

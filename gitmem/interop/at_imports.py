@@ -17,8 +17,9 @@ too; a code span): an `@secret.md` shown in code is never followed, though Gemin
 code, loads one in an indented block or a `~~~` fence (tests/e2e/test_cli_memory_imports.py runs both CLIs). Nor is
 one in an HTML comment, which Claude Code skips: Gemini CLI would follow it, but a commented-out import is one its
 author switched off. A comment that opens a line runs to its `-->` or to the end of its list item, as the notes
-read it too (gitmem.interop.code_blocks), and a fence inside it opens nothing; one opened inside a line is hidden
-with the code spans, and never closed is text. Whether a path names a file either would read is the follower's
+read it too (gitmem.interop.code_blocks), and a fence inside it opens nothing; what follows its `-->` on that line
+is text, where both CLIs follow an import; one opened inside a line is hidden with the code spans, and never
+closed is text. Whether a path names a file either would read is the follower's
 question (gitmem.interop.import_follow): `@types/node` has a path's shape and names no file.
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from gitmem.interop.code_blocks import TEXT, line_kinds
+from gitmem.interop.code_blocks import line_texts
 
 _TICKS_RE = re.compile(r"`+")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*(?=\n)")
@@ -42,9 +43,7 @@ def at_imports(text: str, *, gemini_only: bool = False) -> list[tuple[int, str]]
     """Each `@path` import of `text` outside code and comments, in the order they stand: its line (1-based) and the
     path, by Claude Code's rule or Gemini CLI's, its `#fragment` cut and its escaped spaces unescaped. `gemini_only`:
     a file only Gemini CLI loads (its global memory), whose imports are those its rule finds, paths as written."""
-    lines = text.split("\n")
-    kinds = line_kinds(lines)
-    prose = _without_spans("\n".join(line if kind == TEXT else "" for line, kind in zip(lines, kinds, strict=True)))
+    prose = _without_spans("\n".join(line or "" for line in line_texts(text.split("\n"))))
     line_of = _LineOf(prose)
     if gemini_only:
         return [(line_of(found.start()), found.group("path")) for found in _GEMINI_IMPORT_RE.finditer(prose)]

@@ -6,7 +6,9 @@ that closes on a fence of its own character at least as long with nothing after 
 opened it ends (the next line indented less than the item's text); a line indented four or more opens an indented
 block, except where it continues a paragraph; inside a list item both are counted from the item's text (an item's
 code is indented four past it). The fence lines are code too. A line that opens with `<!--` opens a comment that
-runs to the line holding `-->`, or where its list item ends; a fence inside a comment opens nothing.
+runs to the line holding `-->`, or where its list item ends; a fence inside a comment opens nothing. What follows
+the `-->` on its line is text (`<!-- off --> see @x.md`, a multi-line comment's `-->  @x.md`): Claude Code and
+Gemini CLI both follow an import there, so it is text to the imports and the notes alike.
 """
 from __future__ import annotations
 
@@ -16,15 +18,14 @@ _FENCE_RE = re.compile(r"^(`{3,}|~{3,})")
 _ITEM_RE = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
 _HEADING_RE = re.compile(r"^#{1,6}(?: |$)")
 _COMMENT = "<!--"
+_COMMENT_END = "-->"
 
 
-CODE, COMMENT, TEXT = "code", "comment", "text"
-
-
-def line_kinds(lines: list[str]) -> list[str]:
-    """For each of `lines`, what it is: CODE (a fenced or an indented block's), COMMENT (an HTML comment's that opens
-    at the line's start) or TEXT."""
-    kinds = []
+def line_texts(lines: list[str]) -> list[str | None]:
+    """For each of `lines`, its text: the line itself, or what follows the `-->` that closes a comment on it
+    (stripped); None for a line that is code (a fenced or an indented block's) or an HTML comment's only (one that
+    opens at the line's start)."""
+    texts: list[str | None] = []
     fence, floor = "", 0           # the open fence (```, ~~~~) or "<!--", and the item's column that bounds it
     item: int | None = None        # the column of the open list item's text
     paragraph = False              # the line above is a paragraph's: an indented line continues it
@@ -35,38 +36,53 @@ def line_kinds(lines: list[str]) -> list[str]:
         if fence and stripped and indent < floor:
             fence = ""                                  # the list item ended, and the block it held with it
         if fence == _COMMENT:
-            fence = "" if "-->" in line else fence
-            kinds.append(COMMENT)
+            if _COMMENT_END in line:
+                after = _after_comment(line)
+                fence, paragraph = "", after is not None
+                texts.append(after)
+            else:
+                texts.append(None)
             continue
         if fence:
             closing = _FENCE_RE.match(stripped)
             if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
                     and not stripped.strip(fence[0]):
                 fence = ""
-            kinds.append(CODE)
+            texts.append(None)
             continue
         if not stripped:
-            kinds.append(TEXT)
+            texts.append(line)
             paragraph = False
             continue
         if item is not None and indent < item and not paragraph:
             item = None
         base = item or 0
         if not paragraph and indent >= base + 4:
-            kinds.append(CODE)                          # an indented code block
+            texts.append(None)                          # an indented code block
             continue
         if (opened := _FENCE_RE.match(stripped)) and indent < base + 4:   # deeper, it goes on a paragraph
             fence, floor, paragraph = opened.group(1), base, False
-            kinds.append(CODE)
+            texts.append(None)
             continue
         if stripped.startswith(_COMMENT) and indent < base + 4:
-            fence = "" if "-->" in stripped else _COMMENT
-            floor, paragraph = base, False
-            kinds.append(COMMENT)
+            floor = base
+            if _COMMENT_END in stripped:
+                after = _after_comment(stripped)
+                fence, paragraph = "", after is not None
+                texts.append(after)
+            else:
+                fence, paragraph = _COMMENT, False
+                texts.append(None)
             continue
         if marker := _ITEM_RE.match(expanded):
             item, paragraph = len(marker.group(0)), True
         else:
             paragraph = not _HEADING_RE.match(stripped)
-        kinds.append(TEXT)
-    return kinds
+        texts.append(line)
+    return texts
+
+
+def _after_comment(line: str) -> str | None:
+    """What follows the `-->` that closes a comment on `line`, stripped: a paragraph's text; None when nothing does
+    (the line is the comment's only)."""
+    return line[line.index(_COMMENT_END) + len(_COMMENT_END):].strip() or None

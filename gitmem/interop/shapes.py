@@ -9,7 +9,7 @@ from typing import Any
 
 from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 from gitmem.interop.at_imports import at_imports
-from gitmem.interop.code_blocks import TEXT, line_kinds
+from gitmem.interop.code_blocks import line_texts
 
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
@@ -88,12 +88,11 @@ def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
     too: a fenced or indented block, or a comment, is no note and no part of one (a note lands as a line of text),
     and one opened inside a bullet's item ends with the item (a memory whose fence or comment was left open never
     hides the memories after it)."""
-    lines = text.split("\n")
-    return _blocks(lines, line_kinds(lines), first_line)
+    return _blocks(line_texts(text.split("\n")), first_line)
 
 
-def _blocks(raws: list[str], kinds: list[str], first_line: int) -> Iterator[Block]:
-    """`blocks` of `raws`, whose lines are what `kinds` says (their code and comments)."""
+def _blocks(raws: list[str | None], first_line: int) -> Iterator[Block]:
+    """`blocks` of `raws`, each line's text (None: code or a comment, no line of a block)."""
     heading, start, is_bullet = "", 0, False
     current: list[str] = []
 
@@ -101,8 +100,8 @@ def _blocks(raws: list[str], kinds: list[str], first_line: int) -> Iterator[Bloc
         if current:
             yield Block(start, "\n".join(current).strip(), heading, is_bullet)
 
-    for offset, (raw, kind) in enumerate(zip(raws, kinds, strict=True)):
-        if kind != TEXT:
+    for offset, raw in enumerate(raws):
+        if raw is None:
             continue
         number, line = first_line + offset, raw.rstrip()
         heading_match = _HEADING_RE.match(line)
@@ -141,8 +140,17 @@ def note_blocks(text: str, *, section: str | None = None, first_line: int = 1) -
     that line: it does not hide the notes that follow. What is code is judged on the text the imports are found in
     (`import_lines`), so a line is code to both or to neither."""
     lines = list(_kinds(text, section))
-    code = line_kinds([line if kind != _OTHER else "" for line, kind in lines])
-    return _blocks([line if kind == _NOTE else "" for line, kind in lines], code, first_line)
+    texts = line_texts([line if kind != _OTHER else "" for line, kind in lines])
+    return _blocks([_note_text(found, kind) for (_, kind), found in zip(lines, texts, strict=True)], first_line)
+
+
+def _note_text(found: str | None, kind: str) -> str | None:
+    """What a line gives the notes: None in code or a comment (`found`, its text, is None), else its text when it
+    is a note's (`kind`), and blank when it is none (an import line, a managed block's, the named section's): blank
+    ends the block before it. A line's text after a comment's `-->` is judged as a line of its own."""
+    if found is None:
+        return None
+    return found if kind == _NOTE and not _IMPORT_RE.match(found.strip()) else ""
 
 
 def import_lines(text: str, *, section: str | None = None, gemini_only: bool = False) -> list[tuple[int, str]]:

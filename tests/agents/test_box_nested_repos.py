@@ -177,6 +177,26 @@ def test_a_folder_that_looks_like_a_git_directory_hides_no_repository_below_it(m
     assert TOKEN not in shown and HEADER_TOKEN not in shown and "https://github.com/acme/lib.git" in shown
 
 
+def test_a_projects_logs_folder_beside_a_head_and_objects_is_walked(memrepo: GitRepo, tmp_path: Path) -> None:
+    """The reviewer's case: `touch HEAD; mkdir objects; git init logs/lib` at the top of the tree, the clone's
+    remote URL holding a token. The top then looked like a git directory, the walk skipped its `logs/` as git's
+    own, and `logs/lib`'s config was shown with the token. git's own folders are skipped only in a git directory
+    the walk has reason to trust (a `.git`, and the submodules' and linked trees' folders in one)."""
+    (memrepo.path / "HEAD").write_bytes(b"")
+    (memrepo.path / "objects").mkdir()
+    lib = _clone(memrepo.path, tmp_path, "logs/lib")
+    submodule = memrepo.path / ".git" / "modules" / "sub"
+    git(memrepo.path, "init", "-q", "--bare", str(submodule))
+    kept = memrepo.path / ".git" / "refs" / "kept"
+    git(memrepo.path, "init", "-q", "--bare", str(kept))
+    git(memrepo.path, "init", "-q", "--bare", str(submodule / "logs" / "kept"))
+    found = nested.git_dirs_in(memrepo.path)
+    assert {memrepo.path.resolve() / ".git", lib.resolve() / ".git", submodule.resolve()} <= set(found)
+    assert kept.resolve() not in found and (submodule / "logs" / "kept").resolve() not in found
+    shown = Path(_copies(memrepo)[str(lib.resolve() / ".git" / "config")]).read_text(encoding="utf-8")
+    assert TOKEN not in shown and HEADER_TOKEN not in shown and "https://github.com/acme/lib.git" in shown
+
+
 def test_folders_that_only_look_like_git_directories_use_none_of_the_budget(memrepo: GitRepo, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty folders with a `HEAD` and an `objects/` near the top, found before `vendor/lib` (breadth first),

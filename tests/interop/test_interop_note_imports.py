@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.interop.at_imports import at_imports
 from gitmem.interop.shapes import import_lines
 from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo
@@ -217,6 +218,16 @@ def test_an_import_is_found_as_claude_codes_markdown_lexer_finds_it() -> None:
     assert import_lines(text) == [(5, "linked.md"), (6, "with space.md")]
 
 
+@pytest.mark.parametrize("gemini_only", [False, True])
+def test_the_text_after_a_comments_end_holds_imports(gemini_only: bool) -> None:
+    """What follows `-->` on its line is text, whether the comment opened on that line or above, and both CLIs
+    follow an import there: marking the whole line a comment's lost all three (the comment's own `@x.md` stays
+    hidden)."""
+    text = ("<!-- x --> @one.md\n\n<!-- x @x.md --> see @two.md\n\n<!-- switched off\nhidden @x.md\n"
+            "@x.md -->  @three.md\n")
+    assert at_imports(text, gemini_only=gemini_only) == [(1, "one.md"), (3, "two.md"), (7, "three.md")]
+
+
 CODE_SHAPES = {
     "an indented block": ("Intro @f1.md here.\n\n    indented code @f2.md line\n\nAfter @f3.md too.\n", {1, 3}),
     "a tilde fence indented past a paragraph's text": ("Some prose @f1.md\n    ~~~\nstill the paragraph @f2.md\n",
@@ -225,6 +236,8 @@ CODE_SHAPES = {
                                    "1. Build @f4.md\n\n       code @f5.md\n", {1, 3, 4}),
     "a fence inside a comment": ("<!-- shown like\n```\n-->\nAfter @f1.md the comment.\n", {1}),
     "a comment left open": ("Prose @f1.md here.\n\n<!-- switched off\nhidden @f2.md line\n", {1}),
+    "the text after a comment's end": ("<!-- off @f1.md --> Then @f2.md in prose.\n\n<!-- switched off @f3.md\n"
+                                       "hidden @f4.md -->  After @f5.md the comment.\n", {2, 5}),
 }
 
 
