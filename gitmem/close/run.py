@@ -76,7 +76,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", where=dirty[0], dirty=True)
-        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.reset_hard)
+        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.move_branch)
             raise CloseError(f"the work tree has uncommitted changes: {', '.join(unsaved[:10])}"
                              + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
                              + "; `close --push` may rebase this branch onto the remote, which would lose them: "

@@ -90,10 +90,10 @@ def test_publish_moves_its_branch_and_leaves_the_switched_checkout(
     switched = _switches_mid_replay(monkeypatch, memrepo)
     result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert switched and result.status == "pushed", result
-    assert checkout_kept("main") in result.messages
     assert result.commit == git(memrepo.path, "rev-parse", "main")
     assert git(origin, "log", "--format=%s", "-2", "main").splitlines() == ["mine", "another clone's commit"]
     _human_kept_their_checkout(memrepo, origin, switched[0], theirs)
+    assert checkout_kept("main") in result.messages
 
 
 def test_a_close_pushing_while_the_human_switches_moves_main_only(
@@ -115,10 +115,10 @@ def test_a_close_pushing_while_the_human_switches_moves_main_only(
     switched = _switches_mid_replay(monkeypatch, runner)
     result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
     assert switched and result.push is not None and result.push.status.exit_code == ExitCode.OK, result.push
-    assert checkout_kept("main") in result.push.messages
     assert git(origin, "log", "--format=%s", "-2", "main").splitlines()[1] == "pushed during the close's push"
     assert "close" in git(origin, "log", "--format=%s", "-1", "main")
     _human_kept_their_checkout(runner, origin, switched[0], git(other, "rev-parse", "HEAD"))
+    assert checkout_kept("main") in result.push.messages
 
 
 def test_a_cycles_push_while_the_human_switches_moves_main_only(
