@@ -159,7 +159,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             if result.commit in left:       # rebased away and then not pushed: no commit of this close remains
                 result.commit = None
             if result.push.status.exit_code == ExitCode.OK and result.commit is None:
-                result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
+                result.message += f"; pushed what {start.branch} held that the remote did not"
             elif result.push.status.exit_code == ExitCode.OK:
                 result.commit = result.push.commit or result.commit
             else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
