@@ -76,7 +76,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", where=dirty[0], dirty=True)
-        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.reset_hard)
+        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.move_branch)
             raise CloseError(f"the work tree has uncommitted changes: {', '.join(unsaved[:10])}"
                              + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
                              + "; `close --push` may rebase this branch onto the remote, which would lose them: "
@@ -159,7 +159,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             if result.commit in left:       # rebased away and then not pushed: no commit of this close remains
                 result.commit = None
             if result.push.status.exit_code == ExitCode.OK and result.commit is None:
-                result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
+                result.message += f"; pushed what {start.branch} held that the remote did not"
             elif result.push.status.exit_code == ExitCode.OK:
                 result.commit = result.push.commit or result.commit
             else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)

@@ -47,7 +47,7 @@ __all__ = [
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
     "is_phase_commit", "last_phase_commit",
-    "lock_files", "merge_base",
+    "lock_files", "merge_base", "move_branch",
     "open_repo", "path_ignored", "push",
     "put_stash",
     "read_staged", "rebase_onto", "ref_path",

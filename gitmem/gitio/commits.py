@@ -260,6 +260,32 @@ def reset_hard(repo: Repo, target: str) -> None:
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.HARD)
 
 
+def move_branch(repo: Repo, branch: str, target: str, *, expected: str) -> bool:
+    """Move refs/heads/<branch> from `expected` to `target`, compare-and-swap: the ref is locked (as `git update-ref
+    B NEW OLD` locks it) while it is checked and moved, and a branch that holds anything but `expected` is left as
+    it is (RepoError). The index and work tree follow, as `reset --hard` moves them, only when HEAD is on that
+    branch at that moment: a human who switched to another branch meanwhile keeps their checkout, staged files and
+    all, and the branch they switched to never moves. True when the checkout followed the branch."""
+    raw = repo.raw
+    ref = f"refs/heads/{branch}"
+    new = _oid(repo, target)
+    with raw.transaction() as moving:
+        moving.lock_ref(ref)
+        held = raw.references.get(ref)
+        if held is None or str(held.target) != expected:
+            now = str(held.target)[:10] if held is not None else "gone"
+            raise RepoError(f"{branch} moved while gitmem worked on it ({expected[:10]}, now {now}); it was left "
+                            "as it is")
+        head = raw.references.get("HEAD")
+        follows = head is not None and head.type == pygit2.enums.ReferenceType.SYMBOLIC and head.target == ref
+        if follows:
+            # Before the ref moves: the checkout's baseline is the tree HEAD holds, so files the target lacks go.
+            raw.checkout_tree(raw[new].peel(pygit2.Tree),  # type: ignore[no-untyped-call]
+                              strategy=pygit2.enums.CheckoutStrategy.FORCE)
+        moving.set_target(ref, new, message=f"gitmem: move {branch}")
+    return follows
+
+
 def reset_mixed(repo: Repo, target: str) -> None:
     """Move the current branch and the index to `target`, keeping the work tree as it is."""
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)

@@ -7,7 +7,7 @@ from typing import Protocol, cast
 
 import pygit2
 
-from gitmem.gitio.commits import reset_hard
+from gitmem.gitio.commits import move_branch
 from gitmem.gitio.history import Commit, _plain, _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError
 
@@ -95,15 +95,19 @@ class RebaseResult:
     dropped: tuple[str, ...] = ()       # our commits left out because the upstream already held their change
     left_out: tuple[str, ...] = ()      # our commits left out because `leaving` named them
     leaving: Leaving | None = None      # what named them, when it named any
+    checkout_kept: bool = False         # the branch moved but HEAD was on another one: index and work tree untouched
 
 
 def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
                 renumber: Renumberer | None = None, joiner: Joiner | None = None,
-                leave: Leaver | None = None) -> RebaseResult:
-    """Replay the current branch's commits that `upstream` lacks onto it, cherry-pick style, in memory.
+                leave: Leaver | None = None, *, branch: str | None = None) -> RebaseResult:
+    """Replay the commits of `branch` (default: the current one) that `upstream` lacks onto it, cherry-pick style,
+    in memory.
 
-    On success the branch, index and work tree move to the new tip. A conflicting path is offered to
-    `resolver(path, base, upstream side, our side)`, which returns merged bytes or None. On a conflict
+    On success the branch moves to the new tip, from the tip the replay started at and from no other (`move_branch`:
+    someone who moved it meanwhile keeps what they made, RepoError); the index and work tree follow only if HEAD is
+    still on the branch then (else `checkout_kept`: a human switched branches during the replay). A conflicting path
+    is offered to `resolver(path, base, upstream side, our side)`, which returns merged bytes or None. On a conflict
     left unresolved nothing is touched and the conflicting paths are returned. Author and committer of
     each replayed commit are kept; one whose change the upstream already holds (it would change nothing there) is
     left out, as git's rebase drops a commit that becomes empty. `renumber` may change the replayed commits first
@@ -113,22 +117,28 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     day the upstream closed first, gitmem.publish.closed_first); the commits after them are.
     """
     raw = repo.raw
-    if raw.head_is_unborn:
-        raise RepoError("nothing to rebase: no commits yet")
-    head = raw.head.peel(pygit2.Commit)
+    if branch is None:
+        if raw.head_is_unborn or raw.head_is_detached:
+            raise RepoError("nothing to rebase: HEAD is on no branch with commits")
+        branch = raw.head.shorthand
+    start = raw.references.get(f"refs/heads/{branch}")
+    if start is None:
+        raise RepoError(f"nothing to rebase: no branch {branch}")
+    head = start.peel(pygit2.Commit)
     base = _resolve(repo, upstream)
     if head.id == base.id or raw.descendant_of(base.id, head.id):
-        if head.id != base.id:
-            reset_hard(repo, str(base.id))
-        return RebaseResult(str(base.id), ())
+        if head.id == base.id:
+            return RebaseResult(str(base.id), ())
+        followed = move_branch(repo, branch, str(base.id), expected=str(head.id))
+        return RebaseResult(str(base.id), (), checkout_kept=not followed)
     if raw.descendant_of(head.id, base.id):
         return RebaseResult(str(head.id), ())
     tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber, joiner, leave)
     if isinstance(tip, tuple):
         return RebaseResult(None, tip, count)
-    reset_hard(repo, tip.head)
+    followed = move_branch(repo, branch, tip.head, expected=str(head.id))
     return RebaseResult(tip.head, (), count, tip.renumbering, tip.dropped, tip.left_out,
-                        tip.leaving if tip.left_out else None)
+                        tip.leaving if tip.left_out else None, checkout_kept=not followed)
 
 
 @dataclass(frozen=True)

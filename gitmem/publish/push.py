@@ -160,6 +160,9 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     leaves out, as the upstream closed their day first.
     `before_rebase(upstream)` is shown each fetched and checked upstream before anything moves; what it raises
     ends the push there (the close steps aside so when another close landed: gitmem.close.overtaken).
+    The branch published is the one HEAD is on when the push starts, by name from then on: a human who switches
+    branches while it rebases (seconds on a long history) keeps their checkout, and their branch is neither moved
+    nor pushed (gitio.move_branch).
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -190,39 +193,42 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             upstream, rewrite = fetch_checked(repo, remote, branch, known, workspace)
             if rewrite:
                 assert upstream is not None and known is not None
-                return _keep(repo, result, conflict_branch, known, upstream, rewrite)
+                return _keep(repo, result, local, conflict_branch, known, upstream, rewrite)
             known = upstream if upstream is not None else known
             if upstream is not None and watch is not None:
                 watch = _watch(repo, result, watch, upstream)
             if upstream is not None and before_rebase is not None:
                 before_rebase(upstream)
             if upstream is not None:
-                before = _head(repo)
+                before = _tip(repo, local)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner,
-                                            leave)
+                                            leave, branch=local)
                 if rebased.conflicts:
-                    return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
+                    return _divert(repo, result, local, conflict_branch, rebased.conflicts, upstream, verified=False)
+                if rebased.checkout_kept:
+                    result.messages.append(checkout_kept(local))
                 # Pushes by a CI token trigger no other workflow: check the replayed commits here. What the rebase
                 # did is said only once it stands: a branch put back holds every commit it left out or renumbered.
-                broken = _verify(repo, upstream) if rebased.replayed else ()
+                broken = _verify(repo, upstream, rebased.head or before) if rebased.replayed else ()
                 if broken:
-                    gitio.reset_hard(repo, before)
-                    return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
+                    assert rebased.head is not None
+                    _move(repo, result, local, before, expected=rebased.head)
+                    return _divert(repo, result, local, conflict_branch, broken, upstream, verified=True)
                 result.messages += _rebase_told(rebased, f"{remote}/{branch}")
                 result.renumbered = rebased.renumbering or result.renumbered
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
-            gitio.push(repo, remote, "HEAD", branch)
+            gitio.push(repo, remote, f"refs/heads/{local}", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
             if err.refused:             # the same answer on every try: no retry, a branch the remote accepts
-                return _refused(repo, result, conflict_branch)
+                return _refused(repo, result, local, conflict_branch)
             if attempt < tries:
                 sleep(backoff * 2 ** (attempt - 1))
             continue
         result.status = PushStatus.PUSHED
-        result.commit = _head(repo)
+        result.commit = _tip(repo, local)
         return result
-    result.commit = _head(repo)
+    result.commit = _tip(repo, local)
     result.messages.append(f"gave up after {tries} attempts")
     result.messages.append(only_local(result.remote, (local,)))
     return result
@@ -280,12 +286,11 @@ def only_local(remote: str, branches: tuple[str, ...]) -> str:
             "before this checkout is thrown away (a CI runner's is, when the job ends)")
 
 
-def _refused(repo: gitio.Repo, result: SyncResult, fallback: str) -> SyncResult:
+def _refused(repo: gitio.Repo, result: SyncResult, local: str, fallback: str) -> SyncResult:
     """The remote refused the branch for good: push the work to a free `fallback` name instead. The local
     branch keeps it too (nothing is reset): the next run builds on it, and a merge of the side branch lands it."""
-    tip = _head(repo)
+    tip = _tip(repo, local)
     where = f"{result.remote}/{result.branch}"
-    local = gitio.current_branch(repo) or result.branch
     result.messages.append(f"{where} refused the push for good (branch protection, a ruleset or a hook), so it "
                            "was not retried")
     name, err = _push_aside(repo, result.remote, fallback, tip)
@@ -312,11 +317,23 @@ def _watch(repo: gitio.Repo, result: SyncResult, watch: tuple[str, str], upstrea
     return upstream, path
 
 
-def _head(repo: gitio.Repo) -> str:
-    head = gitio.head_id(repo)
-    if head is None:
+def _tip(repo: gitio.Repo, local: str) -> str:
+    """What the branch being published holds now, whichever branch HEAD is on."""
+    if not gitio.branch_exists(repo, local):
         raise gitio.RepoError("nothing to push: no commits yet")
-    return head
+    return gitio.resolve_revision(repo, f"refs/heads/{local}")
+
+
+def checkout_kept(local: str) -> str:
+    """The line for a branch moved while HEAD was on another one."""
+    return (f"HEAD left {local} while the push worked on it: {local} moved, the checkout (HEAD, index and work "
+            f"tree) was left as it is; `git switch {local}` to see what was published")
+
+
+def _move(repo: gitio.Repo, result: SyncResult, local: str, target: str, *, expected: str) -> None:
+    """Move `local` from `expected` to `target` (gitio.move_branch), saying so when the checkout stayed."""
+    if not gitio.move_branch(repo, local, target, expected=expected):
+        result.messages.append(checkout_kept(local))
 
 
 # What a rewrite of memory history looks like to `gitmem verify`: anything else on the upstream (a format slip
@@ -378,10 +395,10 @@ def _rewrite_reason(repo: gitio.Repo, known: str, upstream: str, workspace: str 
     return f"its new commits rewrite memory history or answer unsigned: {first}"
 
 
-def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str, upstream: str,
+def _keep(repo: gitio.Repo, result: SyncResult, local: str, conflict_branch: str, known: str, upstream: str,
           why: str) -> SyncResult:
     """Refuse to build on a rewritten upstream: push nothing to it, keep the local work on a side branch."""
-    tip = _head(repo)
+    tip = _tip(repo, local)
     where = f"{result.remote}/{result.branch}"
     result.messages.append(f"refused to push: {where} was rewritten since this checkout last saw it ({known[:10]}, "
                            f"now {upstream[:10]}): {why}")
@@ -394,27 +411,27 @@ def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str
         kept = "local"
     result.messages.append(
         f"nothing was pushed to {where}; this cycle's work is on branch {name} ({kept}) and local "
-        f"{gitio.current_branch(repo)} is unchanged. A human decides: restore the old history on {where}, or "
+        f"{local} is unchanged. A human decides: restore the old history on {where}, or "
         f"accept the rewrite here with `git fetch {result.remote} && git reset --hard {where}` and bring the work "
         f"back from {name}")
     return result
 
 
-def _verify(repo: gitio.Repo, upstream: str) -> tuple[str, ...]:
-    """Memory violations in the replayed commits, one line each (empty when they are clean)."""
+def _verify(repo: gitio.Repo, upstream: str, tip: str) -> tuple[str, ...]:
+    """Memory violations in the replayed commits up to `tip`, one line each (empty when they are clean)."""
     from gitmem.checks.check_and_verify import verify_range
     from gitmem.config import Config
     from gitmem.workspace import Workspace
 
-    found = [v for v in verify_range(Workspace.for_repo(repo, Config()), upstream, "HEAD").violations if v.is_error]
+    found = [v for v in verify_range(Workspace.for_repo(repo, Config()), upstream, tip).violations if v.is_error]
     return tuple(f"{v.path}:{v.line}: {v.code} {v.message} (after rebase)" for v in found)
 
 
-def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflicts: tuple[str, ...],
+def _divert(repo: gitio.Repo, result: SyncResult, local: str, conflict_branch: str, conflicts: tuple[str, ...],
             upstream: str, *, verified: bool) -> SyncResult:
     """Keep the local work on a side branch. `conflicts` are paths that did not merge, or (`verified`) the
     lines of `gitmem verify` that the rebased commits failed."""
-    tip = _head(repo)
+    tip = _tip(repo, local)
     result.messages.append(f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}" if verified else
                            f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
     name, err = _push_aside(repo, result.remote, conflict_branch, tip)
@@ -425,12 +442,12 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
     if err is not None:
         # The work stays on the local side branch and on the local branch: nothing is moved.
         result.messages.append(f"could not push {name} either: {scrub(str(err))}")
-        result.messages.append(only_local(result.remote, (gitio.current_branch(repo) or result.branch, name)))
+        result.messages.append(only_local(result.remote, (local, name)))
         result.status = PushStatus.FAILED
         return result
-    gitio.reset_hard(repo, upstream)
+    _move(repo, result, local, upstream, expected=tip)
     result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
-                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}; "
+                           f"local {local} now matches {result.remote}/{result.branch}; "
                            f"land it by memory rules with `git fetch {result.remote} && gitmem merge "
                            f"{result.remote}/{name}`")
     return result

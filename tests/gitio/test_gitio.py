@@ -85,3 +85,24 @@ def test_a_blob_is_read_whole_loose_or_packed_and_nothing_else_passes_for_one(me
     for other in (head, tree):
         with pytest.raises(ValueError, match="is not a blob"):
             gitio.blob(ws.repo, other)
+
+
+def test_a_branch_moves_only_from_the_tip_expected_and_the_checkout_follows_only_on_it(memrepo: GitRepo) -> None:
+    """`move_branch` is a compare-and-swap on the ref: a branch someone moved is left as they left it; the index and
+    work tree follow as `reset --hard` moves them while HEAD is on the branch, and stay alone when it is not."""
+    start = memrepo.head()
+    memrepo.commit_files({"new.txt": "new\n"}, "new")
+    newer = memrepo.head()
+    with pytest.raises(gitio.RepoError, match="main moved while gitmem worked on it"):
+        gitio.move_branch(memrepo.handle, "main", start, expected=str(start))
+    assert memrepo.head() == newer
+    assert gitio.move_branch(memrepo.handle, "main", start, expected=newer) is True
+    assert memrepo.head() == start and not (memrepo.path / "new.txt").exists()
+    assert git(memrepo.path, "status", "--porcelain") == ""
+    git(memrepo.path, "switch", "--quiet", "-c", "feature")
+    (memrepo.path / "staged.txt").write_text("staged\n")
+    git(memrepo.path, "add", "staged.txt")
+    assert gitio.move_branch(memrepo.handle, "main", newer, expected=start) is False
+    assert git(memrepo.path, "rev-parse", "main").strip() == newer
+    assert git(memrepo.path, "rev-parse", "feature").strip() == start
+    assert git(memrepo.path, "status", "--porcelain").splitlines() == ["A  staged.txt"]
