@@ -27,6 +27,7 @@ class Overtaken:
     line: int               # the other close entry's heading line in the remote's LOG
     when: str               # its heading's timestamp
     closes: int             # this branch's close commits that step aside
+    tip: str                # the branch's tip judged, which holds them: the one stepping aside moves from
 
 
 def overtaken(ws: Workspace) -> Overtaken | None:
@@ -63,7 +64,7 @@ def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
     shift = after.count(b"\n", 0, verdict.start)
     for entry in log.appended_entries(after, verdict):
         if entry.cycle is None:
-            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine))
+            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine), head)
     return None
 
 
@@ -94,6 +95,9 @@ def closes_left_out(ws: Workspace, left_out: tuple[str, ...]) -> tuple[str, ...]
     return tuple(commit for commit in left_out if is_close(gitio.commit(ws.repo, commit), agent))
 
 
-def step_aside(ws: Workspace, found: Overtaken) -> None:
-    """Move the branch, index and work tree to the remote's tip (the closes' commits stay in the reflog)."""
-    gitio.reset_hard(ws.repo, found.upstream)
+def step_aside(ws: Workspace, found: Overtaken, branch: str) -> bool:
+    """Move the close's own `branch` from the tip judged to the remote's tip (the closes' commits stay in the
+    reflog), and the index and work tree with it only while HEAD is on it: a human who switched meanwhile keeps
+    their checkout and their branch (gitio.move_branch). A branch that took a commit since it was judged is left as
+    it is (RepoError): stepping aside would drop that commit. True when the checkout followed."""
+    return gitio.move_branch(ws.repo, branch, found.upstream, expected=found.tip)

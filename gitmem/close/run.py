@@ -66,6 +66,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
                          f"`{switch_command(repo, head)}` (or the branch to publish), then run the close",
                          where=git_head, dirty=True)
+    unmoved = ""        # why the branch did not step aside, when it did not
     with cyclelock.acquire(gitio.state_dir(repo), what="close"):
         locked = cyclelock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:       # at the first lock file it names, as the cycle's refusal (GM740)
@@ -111,11 +112,18 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             # Under the lock: the branch moves to the remote's tip, which no cycle of this checkout may be writing.
             found = overtaken.overtaken(ws)
             if found is not None:
-                overtaken.step_aside(ws, found)
+                try:
+                    overtaken.step_aside(ws, found, branch or "")
+                except gitio.RepoError as err:     # the branch took a commit since the look: it keeps it
+                    unmoved = str(err)
         # Where the push starts: the branch the close began on, and its tip now (its close, or the remote's tip it
         # stepped aside to). What the close does after (push, run again, step aside) is done there only
         # (`_Start.moved`): the human may switch branches at any moment, as git takes no gitmem lock.
         start = _Start(branch or "", gitio.resolve_revision(repo, f"refs/heads/{branch}") if branch else head)
+    if found is not None and unmoved:
+        return _kept_here(ws, result, start.branch, f"{found.where} got another close first, made at {found.when} "
+                          f"({config.path('log')}:{found.line}), and {unmoved}: "
+                          + _only_here(start.branch, found.where))
     # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
     if found is None and push and (result.commit or _unpublished(ws)):
         from gitmem.close import overtaken
@@ -137,8 +145,11 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                     if not moved_off:
                         found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
                         if found is not None:
-                            overtaken.step_aside(ws, found)
-                            start = _Start(start.branch, found.upstream)
+                            try:
+                                overtaken.step_aside(ws, found, start.branch)
+                                start = _Start(start.branch, found.upstream)
+                            except gitio.RepoError as err:  # a commit since the look: the branch keeps it
+                                moved_off = str(err)
             except cyclelock.LockHeld as held:      # a cycle started here meanwhile: HEAD is its to move, not ours
                 busy = held
             if busy is not None:
@@ -163,7 +174,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             elif result.push.status.exit_code == ExitCode.OK:
                 result.commit = result.push.commit or result.commit
             else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
-                where = _branch_place(repo, result.push.side_branch)
+                where = _branch_place(repo, result.push.side_branch, start.branch)
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                       message="; ".join(result.push.messages[-2:])))
     if found is not None:           # another close pushed first: close again on what it left
@@ -303,7 +314,7 @@ def _kept_here(ws: Workspace, result: CloseResult, branch: str, said: str) -> Cl
     said = one_line(said)
     tip = gitio.resolve_revision(repo, f"refs/heads/{branch}") if branch else gitio.head_id(repo)
     result.push = PushReport(PushStatus.FAILED, None, tip, [said])
-    place = gitio.ref_path(repo, branch) if branch else _branch_place(repo, None)
+    place = _branch_place(repo, None, branch)
     result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, place, 1, message=said))
     return result
 
@@ -325,10 +336,11 @@ def _not_again(result: CloseResult, said: str, why: str, when: str) -> CloseResu
     return result
 
 
-def _branch_place(repo: gitio.Repo, side_branch: str | None) -> str:
-    """Where a push failure of the close points: the side branch that holds the close, else this branch's ref
-    (`.git/HEAD` with none), as the cycle's (docs/format.md, "Diagnostics")."""
-    held = side_branch or gitio.current_branch(repo)
+def _branch_place(repo: gitio.Repo, side_branch: str | None, branch: str) -> str:
+    """Where a push failure of the close points: the side branch that holds the close, else the close's own `branch`
+    (`.git/HEAD` with none), as the cycle's (docs/format.md, "Diagnostics"). Never the branch HEAD is on now: the
+    human may have switched while the close pushed."""
+    held = side_branch or branch
     return gitio.ref_path(repo, held) if held else gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD")
 
 
@@ -393,8 +405,8 @@ def _unpublished(ws: Workspace) -> bool:
 
 def _push(ws: Workspace, day: date, start: _Start, *, watch_closes: bool) -> tuple[PushReport, tuple[str, ...]]:
     """What the push came to, and the commits of this branch its rebase left out (gitmem.publish.push.SyncResult).
-    The push rebases and publishes the branch HEAD is on: each time it fetched, before it rebases, HEAD must still be
-    on `start`'s branch (`_MovedWhilePushing`)."""
+    The push rebases and publishes `start`'s branch, by name: each time it fetched, before it rebases, HEAD must
+    still be on it (`_MovedWhilePushing`)."""
     from gitmem.close import overtaken
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
@@ -417,10 +429,11 @@ def _push(ws: Workspace, day: date, start: _Start, *, watch_closes: bool) -> tup
             raise overtaken.OvertakenWhilePushing(found, gitio.head_id(ws.repo) or start.tip)
 
     on_the_branch()
-    # The upstream is the close's branch's, whichever branch HEAD is on by the time publish reads it.
+    # The upstream and the branch published are the close's, whichever branch HEAD is on by the time publish runs.
     remote, upstream_branch = gitio.upstream_of(ws.repo, start.branch)
     # Merged by this workspace's config: its memory files are the ones the rules merge (a LOG append each side).
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
-                      remote=remote, branch=upstream_branch, workspace=ws.name or None, before_rebase=before_rebase)
+                      remote=remote, branch=upstream_branch, workspace=ws.name or None, before_rebase=before_rebase,
+                      local=start.branch)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return outcome.report(), outcome.left_out

@@ -413,7 +413,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                 full = _disk_full(err, "saving the failed cycle's work and its no-build entry", ws, guard)
                 _salvage_failed(report, full, failure)
         if settings.push:
-            _push(ws, report, settings, known, seen, branches)
+            _push(ws, report, settings, branch, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).awaiting
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         # What is printed is masked like what is committed, and shows no escape: a message may quote the agent's
@@ -632,8 +632,10 @@ def _push_branches_made(ws: Workspace, settings: Settings, before: set[str],
     return push_new_branches(repo, remote, before, skip=(*(b for b in (local,) if b), *skip))
 
 
-def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None,
+def _push(ws: Workspace, report: CycleReport, settings: Settings, branch: str, known: str | None = None,
           seen: str | None = None, branches: set[str] | None = None) -> None:
+    """Publish `branch`, the cycle's, by name: HEAD was checked to be on it (`_local_commits`), and a switch since
+    publishes nothing else."""
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
     from gitmem.publish.renumber import renumberer_for
@@ -643,7 +645,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known,
                      watch=(seen, ws.config.path("decisions")) if seen else None,
-                     renumber=renumberer_for(ws.config))
+                     renumber=renumberer_for(ws.config), local=branch)
     report.messages += result.messages
     report.push = result.report()
     if result.renumbered is not None and result.ok:      # another writer took our number: ours is the next one
@@ -658,8 +660,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         return
     report.exit_code = result.status.exit_code
     # At the branch that holds the work: the side branch the push left it on, else the branch it could not push.
-    held = result.side_branch or gitio.current_branch(repo)
-    where = gitio.ref_path(repo, held) if held else gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD")
+    where = gitio.ref_path(repo, result.side_branch or branch)
     if result.status is PushStatus.REWRITTEN:   # never built on: a human decides (gitmem.publish.push)
         report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, where, 1,
                                               message="; ".join(result.messages[-2:])))

@@ -138,7 +138,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             workspace: str | None = None, known: str | None = None,
             watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None,
             joiner: gitio.Joiner | None = None, leave: gitio.Leaver | None = None,
-            before_rebase: Callable[[str], None] | None = None) -> SyncResult:
+            before_rebase: Callable[[str], None] | None = None, local: str | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -160,11 +160,12 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     leaves out, as the upstream closed their day first.
     `before_rebase(upstream)` is shown each fetched and checked upstream before anything moves; what it raises
     ends the push there (the close steps aside so when another close landed: gitmem.close.overtaken).
-    The branch published is the one HEAD is on when the push starts, by name from then on: a human who switches
-    branches while it rebases (seconds on a long history) keeps their checkout, and their branch is neither moved
-    nor pushed (gitio.move_branch).
+    The branch published is `local` (default: the one HEAD is on when the push starts), by name from then on: a
+    human who switches branches while it rebases (seconds on a long history) keeps their checkout, and their branch
+    is neither moved nor pushed (gitio.move_branch). A caller that checked HEAD before names the branch it checked,
+    so that a switch between its check and this call publishes nothing else.
     """
-    local = gitio.current_branch(repo)
+    local = local or gitio.current_branch(repo)
     if local is None:
         raise gitio.RepoError("HEAD is detached; switch to a branch before pushing")
     default_remote, default_branch = gitio.upstream_of(repo, local)
