@@ -134,3 +134,50 @@ def test_a_cycles_push_while_the_human_switches_moves_main_only(
     assert switched and report.exit_code == ExitCode.OK, report
     assert git(origin, "show", "main:hello.txt") != ""
     _human_kept_their_checkout(runner, origin, switched[0], theirs)
+
+
+def test_publish_pushes_the_branch_it_is_given_when_head_moved_before_the_call(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The caller checked HEAD on main; the human switched to `feature` before publish began: main is published."""
+    origin, theirs = _with_a_feature_and_an_upstream_commit(
+        tmp_path, memrepo, lambda: memrepo.commit_files({"mine.txt": "mine\n"}, "mine"))
+    feature = git(memrepo.path, "rev-parse", "feature")
+    git(memrepo.path, "switch", "--quiet", "feature")
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None, local="main")
+    assert result.status == "pushed", result
+    assert result.commit == git(memrepo.path, "rev-parse", "main") == git(origin, "rev-parse", "main")
+    assert git(origin, "log", "--format=%s", "-2", "main").splitlines() == ["mine", "another clone's commit"]
+    assert git(memrepo.path, "rev-parse", "feature") == feature
+    assert git(memrepo.path, "symbolic-ref", "HEAD") == "refs/heads/feature"
+    assert "feature work" not in git(origin, "log", "--format=%s", "main")
+
+
+def test_a_cycle_publishes_its_branch_when_the_human_switched_before_the_push(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The switch lands between the cycle's last look at HEAD and publish (wrapping the real publish)."""
+    from gitmem.cycle.runner import Settings, run_cycle
+    from gitmem.publish import push
+    from tests.support.cycle_support import WritingBackend, built
+
+    runner = make_repo(tmp_path / "runner")
+    origin, theirs = _with_a_feature_and_an_upstream_commit(tmp_path, runner, lambda: None)
+    feature = git(runner.path, "rev-parse", "feature")
+    real = push.publish
+    switched: list[str] = []
+
+    def after_a_switch(repo: object, **kwargs: object) -> object:
+        if not switched:
+            git(runner.path, "switch", "--quiet", "feature")
+            switched.append(feature)
+        return real(repo, **kwargs)     # type: ignore[arg-type]
+
+    monkeypatch.setattr(push, "publish", after_a_switch)
+    report = run_cycle(Workspace.at(runner.path), WritingBackend(built("write hello.txt")),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert switched and report.exit_code == ExitCode.OK, report
+    assert git(origin, "show", "main:hello.txt") != ""
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "main")
+    assert git(origin, "merge-base", "--is-ancestor", theirs, "main") == ""
+    assert "feature work" not in git(origin, "log", "--format=%s", "main")
+    assert git(runner.path, "rev-parse", "feature") == feature
+    assert git(runner.path, "symbolic-ref", "HEAD") == "refs/heads/feature"
