@@ -550,9 +550,10 @@ def test_a_human_switching_branches_after_a_stranded_close_stepped_aside_gets_no
     stepped = overtaken.step_aside
     switched: list[str] = []
 
-    def and_then_a_switch(ws: Workspace, found: overtaken.Overtaken) -> None:
-        stepped(ws, found)
+    def and_then_a_switch(ws: Workspace, found: overtaken.Overtaken, branch: str) -> bool:
+        followed = stepped(ws, found, branch)
         switched.append(git(runner.path, "switch", "--quiet", "-c", "feature"))
+        return followed
 
     monkeypatch.setattr(overtaken, "step_aside", and_then_a_switch)
     result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 15, 0, 30, tzinfo=UTC)))
