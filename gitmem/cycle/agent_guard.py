@@ -1,18 +1,21 @@
 """What the agent may change, enforced around its run: one guard per cycle, taken before the agent starts.
 
 Before: the protected paths (gitmem.agents.protected, plus where a protected symlink points), the paths the ignore
-rules hid, the git state files (gitmem.cycle.gitstate), every reference, and a child subreaper for the agent's
-processes (gitmem.cycle.reaper). After: every process the agent started is ended; git state and references are
-put back (the agent's versions of changed state files are kept aside under `.git/gitmem/guard/`); and the runner
-commits only paths that were not ignored when the cycle started, listed under the human's ignore rules
-(gitmem.cycle.ignore_rules). Each thing undone is one `runner:` note for the LOG entry's Evidence (`notes`);
-routine ones (gitmem's own caches) only reach the cycle's messages.
+rules hid, the git state files (gitmem.cycle.gitstate) of the repository and of every repository nested in its
+work tree (gitmem.gitio.nested_state: a clone kept there, a bare one, where a `.git` file leads; found by the one
+bounded walk the box uses too, and what lies past its bound is said in Evidence), every reference, and a child
+subreaper for the agent's processes (gitmem.cycle.reaper). After: every process the agent started is ended; git
+state and references are put back (the agent's versions of changed state files are kept aside under
+`.git/gitmem/guard/`); and the runner commits only paths that were not ignored when the cycle started, listed
+under the human's ignore rules (gitmem.cycle.ignore_rules). Each thing undone is one `runner:` note for the LOG
+entry's Evidence (`notes`); routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from gitmem import gitio
@@ -24,6 +27,7 @@ from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
+from gitmem.gitio import StatePath
 from gitmem.memory import volumes
 from gitmem.publish.push import RUNNER_NAMESPACE
 from gitmem.secrets import scrub
@@ -67,6 +71,7 @@ class CycleGuard:
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
     nested: set[str] = field(default_factory=set)        # the repositories inside the tree when it started
     runnable: list[str] = field(default_factory=list)    # files pytest runs by name the agent made or changed
+    pinned: ExitStack = field(default_factory=ExitStack)   # the walk for nested git directories, until agent_done
 
     @classmethod
     def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int, confined: bool = False) -> CycleGuard:
@@ -88,19 +93,26 @@ class CycleGuard:
             backup = RefsBackup.take(repo, refs, cycle=cycle)
         except RefsBackupFailed as err:
             backup, unsafe = RefsBackup({}, []), err
+        walk = gitio.nested_walk(ws.root)
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
-                    FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
+                    FileState.capture(_with_nested(gitio.state_paths(repo), gitio.nested_state_paths(repo, walk))),
+                    refs, Reaper(), backup, unsafe,
                     messages=list(backup.messages),
                     anchor_snapshot=ignored_tool_dirs.snapshot_tool_dirs(ws.root, clock_dir=gitio.state_dir(repo)),
                     confined=confined,
                     ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
         guard.nested = oversize.nested_repositories(ws.root, guard.was_ignored)
+        if walk.stopped:
+            guard.notes.append(past_the_walk(walk.stopped))
+            guard.messages.append(guard.notes[-1])
+        guard.pinned.enter_context(gitio.pinned_walk(ws.root, walk))    # the box strips what the guard watches
         guard.reaper.start()
         return guard
 
     # -- after the agent --------------------------------------------------------------------------------------
     def agent_done(self) -> None:
         """End every process the agent started (call once, right after its run, whatever happened)."""
+        self.pinned.close()
         survivors = self.reaper.finish()
         self.notes += survivors
         self.messages += self.reaper.messages + survivors
@@ -345,6 +357,22 @@ class CycleGuard:
             start = gitio.commit_snapshot(repo, self.start, [rel.rstrip("/") for rel in made])
             made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) != GITLINK}
         return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed) | made)
+
+
+def _with_nested(places: list[StatePath], nested: list[StatePath]) -> list[StatePath]:
+    """`places`, and the nested repositories' (gitmem.gitio.nested_state) that are none of them by another name
+    (a submodule's own `.git` folder in the tree is the repository's state already)."""
+    known = {os.path.realpath(place.path) for place in places}
+    return [*places, *(place for place in nested if os.path.realpath(place.path) not in known)]
+
+
+def past_the_walk(bound: str) -> str:
+    """The note for a walk for nested git directories that stopped at its bound (gitmem.gitio.nested). The cycle
+    runs on, fail-open: the bound is a cost bound the agent can always reach (it writes the tree), so failing
+    closed would let it stop every later cycle, and a project with a big `node_modules` would never run one. The
+    human hears what was not done instead, in Evidence."""
+    return (f"the walk for git directories in the work tree stopped at its bound ({bound}): a repository past it "
+            "was neither guarded nor, in the box, shown without its credentials; keep no clone with a token there")
 
 
 def _is_cache(label: str, caches: tuple[str, ...]) -> bool:

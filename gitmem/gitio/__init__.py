@@ -8,6 +8,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   restore     chosen work-tree paths put back as HEAD has them, never through a planted link
   state       the git state a cycle guards: config, hooks, ignore files, references
   nested      the git directories inside a work tree, found by a bounded walk
+  nested_state  the git state of those git directories: what the cycle's guard watches in each
   bounded_read  a file the agent may have written, read at a bounded cost (regular files, non-blocking, a bound)
   index_view  a copy of the index that takes chosen tracked files as unchanged (the box's stripped configs)
   staged      every file a commit of the index or the work tree would change, with its mode
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "Listing",
     "MAX_CONFIG_BYTES", "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot",
-    "StatePath", "blob",
+    "NestedWalk", "StatePath", "blob",
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_entries",
@@ -47,8 +48,8 @@ __all__ = [
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
     "is_phase_commit", "last_phase_commit",
-    "lock_files", "merge_base", "move_branch",
-    "open_repo", "path_ignored", "push",
+    "lock_files", "merge_base", "move_branch", "nested_state_paths", "nested_walk",
+    "open_repo", "path_ignored", "pinned_walk", "push",
     "put_stash",
     "read_staged", "rebase_onto", "ref_path",
     "rebuild_index", "references", "references_all", "refused_for_good", "regular_stat", "remote_branch_oid",
@@ -74,7 +75,8 @@ __all__ = [
 # the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
 # remotes or rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested", "index_view", "bounded_read")
+                 "remote", "rebase", "bundles", "ssh_signatures", "readonly", "nested", "nested_state", "index_view",
+                 "bounded_read")
 
 
 def __getattr__(name: str) -> Any:
@@ -124,6 +126,7 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.history import *
     from gitmem.gitio.index_view import *
     from gitmem.gitio.nested import *
+    from gitmem.gitio.nested_state import *
     from gitmem.gitio.readonly import *
     from gitmem.gitio.rebase import *
     from gitmem.gitio.remote import *

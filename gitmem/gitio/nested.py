@@ -23,6 +23,9 @@ repositories of its own near the top, to put a git directory past them, or move 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.confined.walk import walk_tree
@@ -39,15 +42,35 @@ CONFIG_NAMES = ("config", "config.worktree")    # a git directory's config files
 GIT_OWN = frozenset({"objects", "refs", "logs", "lfs", "rr-cache", "reftable"})
 
 
+@dataclass(frozen=True)
+class NestedWalk:
+    """What one bounded walk of a work tree found."""
+    git_dirs: list[Path]          # git directories (real paths) that hold a config file, in the order found
+    pointers: list[Path]          # `.git` files and links in the tree (where they stand, not where they lead)
+    stopped: str = ""             # the bound the walk stopped at, "" when it looked at the whole tree
+
+
+_PINNED: dict[str, NestedWalk] = {}       # by the tree's real path: a walk taken once and used again (`pinned_walk`)
+
+
 def git_dirs_in(tree: Path) -> list[Path]:
     """The git directories (real paths) that hold a config file in the work tree `tree`, its own `.git` among
     them, and the ones a `.git` file or link in it leads to (wherever they are: the caller judges what it shows),
     each one's common directory (`commondir`) with it; in the order found, within the bounds above."""
+    return nested_walk(tree).git_dirs
+
+
+def nested_walk(tree: Path) -> NestedWalk:
+    """The bounded walk of `tree` (`git_dirs_in`), with the `.git` pointers it passed and the bound it stopped at;
+    the one pinned for the tree (`pinned_walk`) when there is one."""
     top = os.path.realpath(tree)
+    if top in _PINNED:
+        return _PINNED[top]
     found: dict[Path, None] = {}
+    pointers: list[Path] = []
     pointed_at: set[str] = set()    # where a `.git` file or link leads: a git directory git is told to use
     held: set[str] = set()          # folders in a trusted git directory's `modules/` or `worktrees/`
-    seen = 0
+    seen, stopped = 0, ""
     for folder, dirs, names in walk_tree(top, breadth_first=True):
         seen += len(dirs) + len(names)
         if _is_git_dir(dirs, names):
@@ -60,15 +83,32 @@ def git_dirs_in(tree: Path) -> list[Path]:
         if ".git" in dirs:                  # named where it is seen: its own folder may lie past the bounds
             _add(found, Path(folder, ".git"))
         elif ".git" in names:
+            pointers.append(Path(folder, ".git"))
             target = _pointed_at(Path(folder, ".git"))
             if target is not None:
                 _add(found, target)
                 pointed_at.add(str(target))
-        if len(Path(folder).relative_to(top).parts) >= MAX_WALK_DEPTH:
+        if len(Path(folder).relative_to(top).parts) >= MAX_WALK_DEPTH and dirs:
             dirs[:] = []
+            stopped = stopped or f"{MAX_WALK_DEPTH} folders deep"
         if seen >= MAX_WALK_ENTRIES or len(found) >= MAX_GIT_DIRS:
+            stopped = f"{MAX_WALK_ENTRIES} entries" if seen >= MAX_WALK_ENTRIES else f"{MAX_GIT_DIRS} git directories"
             break
-    return list(found)[:MAX_GIT_DIRS]
+    return NestedWalk(list(found)[:MAX_GIT_DIRS], pointers, stopped)
+
+
+@contextmanager
+def pinned_walk(tree: Path, found: NestedWalk) -> Iterator[None]:
+    """`found`, a walk of `tree` taken once, given again for the tree while the block runs: the cycle's guard
+    watches what it found, and the box it makes for the agent strips the same configs, with one walk of a tree
+    that may hold a vast `node_modules`. Nothing in the tree changes meanwhile but by the agent, which runs inside
+    the block."""
+    top = os.path.realpath(tree)
+    _PINNED[top] = found
+    try:
+        yield
+    finally:
+        _PINNED.pop(top, None)
 
 
 def _is_git_dir(dirs: list[str], names: list[str]) -> bool:

@@ -35,7 +35,7 @@ _PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitme
 # Another linked work tree's own files (`.git/worktrees/<name>/`): where its common git directory is, its own
 # config, sparse-checkout and excludes, and where its work tree's `.git` file is. Not its HEAD and index: the human
 # works there while a cycle runs.
-_OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
+OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
 # The system's config file: a git run without the runner's environment (the box passes no GIT_CONFIG_*
@@ -114,7 +114,7 @@ def _other_work_trees(common: Path, own: Path) -> list[tuple[str, Path]]:
         admin = common / "worktrees" / name
         if admin == own:
             continue
-        found += [(f".git/worktrees/{name}/{item}", admin / item) for item in _OTHER_TREE]
+        found += [(f".git/worktrees/{name}/{item}", admin / item) for item in OTHER_TREE]
         try:
             pointer = (admin / "gitdir").read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
