@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import ExitCode
-from tests.support.gitcli import git
+from tests.support.gitcli import git, run_git
 from tests.support.helpers import GitRepo
 from tests.support.hostile import command_agent, evidence, no_traceback
 from tests.support.nobody import bwrap_works
@@ -110,4 +110,32 @@ def test_a_nested_repositorys_git_state_the_agent_writes_is_put_back_and_runs_no
     git(lib, "status", "--short")
     (lib / "code.txt").write_text("a human's change\n", encoding="utf-8")
     git(lib, "commit", "-q", "-am", "a human's commit in the clone")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_clones_git_directory_swapped_for_a_link_to_the_agents_is_a_folder_again(
+        tmp_path: Path, memrepo: GitRepo, cli, sandbox: str) -> None:
+    """The agent moves the clone's `.git` aside and links a git directory of its own (its config with an
+    fsmonitor) in its place: the link goes, kept aside as what it was, and the folder is made again with the
+    clone's captured state; the human's git there runs nothing the agent wrote."""
+    lib = _nested(memrepo, tmp_path)
+    before = (lib / ".git" / "config").read_bytes()
+    marker = tmp_path / "agent-ran" / "marker"
+    marker.parent.mkdir()
+    body = ("import shutil\n"
+            "lib = os.path.join(root, 'vendor', 'lib')\n"
+            "os.rename(os.path.join(lib, '.git'), os.path.join(lib, 'moved.git'))\n"
+            "shutil.copytree(os.path.join(lib, 'moved.git'), os.path.join(root, 'store', 'agents.git'))\n"
+            + _fsmonitor("store/agents.git/config", marker)
+            + "os.symlink(os.path.join(root, 'store', 'agents.git'), os.path.join(lib, '.git'))\n")
+    command_agent(tmp_path, memrepo, body, sandbox=sandbox)
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.OK, result.out + result.err
+    assert not (lib / ".git").is_symlink() and (lib / ".git" / "config").read_bytes() == before
+    said = evidence(memrepo)
+    assert "vendor/lib/.git (changed)" in said, said
+    run_git(lib, "status", "--short", check=False)
     assert not marker.exists()
