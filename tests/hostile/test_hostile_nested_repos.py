@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import ExitCode
+from gitmem.gitio import nested
 from tests.support.gitcli import git, run_git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.hostile import command_agent, cycle, evidence, no_traceback
 from tests.support.nobody import bwrap_works
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces")
@@ -139,3 +140,23 @@ def test_a_clones_git_directory_swapped_for_a_link_to_the_agents_is_a_folder_aga
     assert "vendor/lib/.git (changed)" in said, said
     run_git(lib, "status", "--short", check=False)
     assert not marker.exists()
+
+
+def test_a_walk_cut_short_by_a_big_node_modules_stops_no_cycle_and_says_what_was_not_guarded(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail-open, said in Evidence (gitmem.cycle.agent_guard `past_the_walk`): a project whose `node_modules`
+    holds more entries than the walk looks at runs every cycle, and each one says a repository past the bound
+    was neither guarded nor shown stripped."""
+    (memrepo.path / ".git" / "info" / "exclude").write_text("node_modules/\n", encoding="utf-8")
+    for number in range(40):
+        folder = memrepo.path / "node_modules" / f"pkg{number}"
+        folder.mkdir(parents=True)
+        (folder / "index.js").write_bytes(b"")
+    monkeypatch.setattr(nested, "MAX_WALK_ENTRIES", 50)
+
+    for _ in range(2):          # every cycle, not the first only
+        report = cycle(memrepo, lambda root, memory, request: None)
+        assert report.exit_code == ExitCode.OK, report.error
+        said = evidence(memrepo)
+        assert "the walk for git directories in the work tree stopped at its bound (50 entries)" in said, said
+        assert "neither guarded nor, in the box, shown without its credentials" in said
