@@ -10,6 +10,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import time
 from pathlib import Path
 
 import pygit2
@@ -19,6 +20,7 @@ from benchmarks.conftest import runner_seconds
 from gitmem import gitio
 from gitmem.agents.sandbox import choose
 from gitmem.config import Config
+from gitmem.cycle.gitstate import FileState
 from gitmem.workspace import Workspace
 from tests.support.helpers import isolate_git_env, make_repo, with_command_backend
 
@@ -90,3 +92,28 @@ def test_the_walk_for_git_directories_in_a_wide_tree(benchmark, tmp_path: Path,
     entries = sum(len(dirs) + len(names) for _folder, dirs, names in os.walk(ws.root))
     benchmark.extra_info.update({"entries": entries})
     print(f"\n{entries} entries walked for {len(found)} config files")
+
+
+@pytest.mark.benchmark(group="sandbox: git directories found in a 50,000-entry work tree")
+def test_the_guard_of_nested_git_directories_in_a_wide_tree(benchmark, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the cycle's guard pays at its start for the repositories nested in the tree (gitmem.gitio.nested_state):
+    the one walk, their state places and their capture (gitmem.cycle.gitstate). The box then finds the same walk
+    pinned and walks nothing (timed beside it, `box_ms`): reported, not asserted."""
+    isolate_git_env(monkeypatch)
+    ws = _wide_tree(tmp_path / "wide")
+
+    def guard_start() -> tuple[gitio.NestedWalk, FileState]:
+        walk = gitio.nested_walk(ws.root)
+        return walk, FileState.capture(gitio.nested_state_paths(ws.repo, walk))
+
+    walk, state = benchmark(guard_start)
+    assert any(place.label == "vendor/lib/.git/hooks" for place in state.places)
+    with gitio.pinned_walk(ws.root, walk):
+        began = time.perf_counter()
+        gitio.config_files_in_tree(ws.repo)
+        box_ms = (time.perf_counter() - began) * 1000
+    entries = sum(len(dirs) + len(names) for _folder, dirs, names in os.walk(ws.root))
+    benchmark.extra_info.update({"entries": entries, "box_ms": round(box_ms, 2)})
+    print(f"\n{entries} entries: the guard's walk and capture of {len(state.places)} places; the box's look after it "
+          f"{box_ms:.1f} ms")
