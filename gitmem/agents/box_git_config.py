@@ -22,9 +22,12 @@ file is read once however many names it has (links, hard links: by device and in
 
 Where a copy stands over a file the index tracks as the tree holds it (a committed settings file that
 .git/config includes), the box also shows a copy of the index that takes that file as unchanged
-(gitmem.gitio.index_view), so git there does not report it modified. That file's committed text is in the
-objects the agent reads (`git show HEAD:path`): a credential committed is in the history, and no view of the
-tree hides it.
+(gitmem.gitio.index_view), so git there does not report it modified; and so for a nested repository (a clone
+kept in the project whose config includes a settings file it tracks): that clone's index is shown as such a
+copy, found from the stripped file's folder up, as git finds the repository it runs in. A copy is read-only, so
+git in the box stages nothing in that clone (git outside the box, and a clone without such a file, are as
+ever): a status that tells the truth, at that price. That file's committed text is in the objects the agent
+reads (`git show HEAD:path`): a credential committed is in the history, and no view of the tree hides it.
 
 The copies hold nothing secret (the index's names paths and blob ids, as the git directory's own does). They
 live in one private temporary folder of this process, each named by its content, and go with the process
@@ -61,7 +64,7 @@ def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[
     real path) and that holds a credential: the copy to bind read-only over the file's real path, where a link to
     it leads too. A file without one is shown as it is (no copy, no mount); one the box does not show is left
     alone (the host's `~/.gitconfig`: the box has a HOME of its own). And the index's copy when a copy stands
-    over a tracked file (`_index_view`)."""
+    over a tracked file (`_index_view`), the repository's or a nested one's (`_nested_repos`)."""
     found: dict[str, str | None] = {}               # each path read once, however many links lead to it
     by_file: dict[tuple[int, int], str | None] = {}  # and each file, however many hard links name it
     for path in dict.fromkeys([*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]):
@@ -76,7 +79,33 @@ def shown_copies(repo: gitio.Repo, shown: Callable[[str], bool]) -> tuple[tuple[
             by_file[file] = _copy(Path(real), seen.st_size)
         found[real] = by_file[file]                 # the one copy, bound over every name of the file
     copies = [(copy, original) for original, copy in found.items() if copy is not None]
-    return (*copies, *_index_view(repo, [original for _copy, original in copies]))
+    stripped = [original for _copy, original in copies]
+    views = [view for each in [repo, *_nested_repos(repo, stripped)] for view in _index_view(each, stripped)]
+    return (*copies, *views)
+
+
+def _nested_repos(repo: gitio.Repo, stripped: list[str]) -> list[gitio.Repo]:
+    """The repositories nested in `repo`'s work tree (a clone kept in the project) whose work tree holds a
+    stripped file outside every git directory: the one git finds from the file's folder up, as git run there
+    does, short of the top. No walk: only the stripped files' own folders are looked at."""
+    tree = gitio.work_tree(repo)
+    if tree is None:
+        return []
+    top = Path(os.path.realpath(tree))
+    found: dict[Path, None] = {}
+    for path in map(Path, stripped):
+        if not path.is_relative_to(top) or ".git" in path.relative_to(top).parts:
+            continue
+        folder = next((up for up in path.parents if up == top or os.path.lexists(up / ".git")), top)
+        if folder != top:
+            found.setdefault(folder, None)
+    opened: list[gitio.Repo] = []
+    for folder in found:
+        try:
+            opened.append(gitio.open_repo(folder))
+        except gitio.RepoError:
+            continue            # git refuses it (another user's): git in the box refuses it as well
+    return opened
 
 
 def _copy(path: Path, size: int) -> str | None:

@@ -308,3 +308,27 @@ def test_an_include_of_a_kernel_file_never_holds_the_runner(memrepo: GitRepo, tm
     listed = [*gitio.config_files(repo), *gitio.config_files_in_tree(repo)]
     assert memrepo.path / "shared.inc" in listed
     assert [path for path in listed if "kmsg" in str(path)] == []
+
+
+@needs_bwrap
+def test_a_tracked_file_a_nested_clones_config_includes_is_stripped_and_its_status_says_what_it_says_outside(
+        memrepo: GitRepo, tmp_path: Path) -> None:
+    """A clone kept in the tree tracks a settings file its config includes, a credential in it: shown stripped,
+    git status inside the clone hashed the copy and reported it modified. The clone's index is shown as a copy
+    that takes that file as unchanged (gitmem.gitio.index_view), as the repository's own is."""
+    lib = _clone(memrepo.path, tmp_path, "vendor/lib")
+    (lib / "team.gitconfig").write_text(f'[http]\n\textraheader = "{HEADER}"\n[alias]\n\tteam = log -1\n',
+                                        encoding="utf-8")
+    git(lib, "add", "team.gitconfig")
+    git(lib, "commit", "-q", "-m", "the team's git settings")
+    git(lib, "config", "include.path", "../team.gitconfig")
+    outside = git(lib, "status", "--porcelain")
+    index = (lib / ".git" / "index").read_bytes()
+    done = _boxed(memrepo, "cat vendor/lib/team.gitconfig; git -C vendor/lib config --list; echo =====; "
+                           "git -C vendor/lib status --porcelain")
+    assert done.returncode == 0, done.stderr
+    shown, status = done.stdout.split("=====\n")
+    assert _said(done.stdout, done.stderr) == []
+    assert "alias.team=log -1\n" in shown
+    assert status == outside == ""
+    assert (lib / ".git" / "index").read_bytes() == index
