@@ -50,7 +50,7 @@ class NestedWalk:
     stopped: str = ""             # the bound the walk stopped at, "" when it looked at the whole tree
 
 
-_PINNED: dict[str, NestedWalk] = {}       # by the tree's real path: a walk taken once and used again (`pinned_walk`)
+_PINNED: dict[str, NestedWalk] = {}       # by the tree's real path: a walk taken once, used once more (`pinned_walk`)
 
 
 def git_dirs_in(tree: Path) -> list[Path]:
@@ -62,10 +62,10 @@ def git_dirs_in(tree: Path) -> list[Path]:
 
 def nested_walk(tree: Path) -> NestedWalk:
     """The bounded walk of `tree` (`git_dirs_in`), with the `.git` pointers it passed and the bound it stopped at;
-    the one pinned for the tree (`pinned_walk`) when there is one."""
+    the one pinned for the tree (`pinned_walk`) when there is one, which it unpins."""
     top = os.path.realpath(tree)
     if top in _PINNED:
-        return _PINNED[top]
+        return _PINNED.pop(top)
     found: dict[Path, None] = {}
     pointers: list[Path] = []
     pointed_at: set[str] = set()    # where a `.git` file or link leads: a git directory git is told to use
@@ -99,10 +99,12 @@ def nested_walk(tree: Path) -> NestedWalk:
 
 @contextmanager
 def pinned_walk(tree: Path, found: NestedWalk) -> Iterator[None]:
-    """`found`, a walk of `tree` taken once, given again for the tree while the block runs: the cycle's guard
-    watches what it found, and the box it makes for the agent strips the same configs, with one walk of a tree
-    that may hold a vast `node_modules`. Nothing in the tree changes meanwhile but by the agent, which runs inside
-    the block."""
+    """`found`, a walk of `tree` taken once, given to the next look at the tree (`nested_walk`) while the block
+    runs, once: the cycle's guard watches what it found, and the box made next for the agent strips the same
+    configs, with one walk of a tree that may hold a vast `node_modules`. Once, because the agent changes the tree
+    once it runs: the command backend's box is made before its agent starts; the SDK backend's first command box
+    after its file tools may have run, which write no `.git` (gitmem.confined.files) and move no folder, so no
+    git directory of the human's is anywhere else; every later box walks the tree as the agent left it."""
     top = os.path.realpath(tree)
     _PINNED[top] = found
     try:

@@ -57,12 +57,15 @@ def test_the_walk_says_which_bound_it_stopped_at(memrepo: GitRepo, monkeypatch: 
     assert nested.nested_walk(memrepo.path).stopped == "1 git directories"
 
 
-def test_a_pinned_walk_is_the_one_every_look_at_the_tree_gets_until_the_block_ends(memrepo: GitRepo) -> None:
-    """The guard's walk, pinned while the agent runs, is the box's: the tree is walked once per cycle."""
+def test_a_pinned_walk_is_the_next_look_at_the_tree_and_only_that_one(memrepo: GitRepo) -> None:
+    """The guard's walk, pinned, is the box's made next: the tree is walked once for both. A later box (the SDK
+    backend makes one per command, after the agent changed the tree) walks it again."""
     root = memrepo.path
     taken = gitio.nested_walk(root)
     lib = _repo(root / "vendor" / "lib")
     with gitio.pinned_walk(root, taken):
-        assert gitio.nested_walk(root) is taken
         assert lib.resolve() / ".git" not in nested.git_dirs_in(root)
+        assert lib.resolve() / ".git" in nested.git_dirs_in(root)
+    with gitio.pinned_walk(root, taken):
+        pass                                        # never used: gone with the block
     assert lib.resolve() / ".git" in nested.git_dirs_in(root)
