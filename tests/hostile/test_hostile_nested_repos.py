@@ -70,14 +70,28 @@ def _pointer(marker: Path) -> str:
             + "open(os.path.join(root, 'tools', 'app', '.git'), 'w').write('gitdir: ../../store/agents.git\\n')\n")
 
 
-ATTACKS = {
+def _commondir(marker: Path) -> str:
+    """Agent code: a common directory of the agent's (a copy of the clone's git directory, with an fsmonitor),
+    and a `commondir` in the clone's git directory that sends git there for its config."""
+    return ("import shutil\n"
+            "shutil.copytree(os.path.join(root, 'vendor', 'lib', '.git'), os.path.join(root, 'store', 'common.git'))\n"
+            + _fsmonitor("store/common.git/config", marker)
+            + "open(os.path.join(root, 'vendor', 'lib', '.git', 'commondir'), 'w').write("
+              "os.path.join(root, 'store', 'common.git') + '\\n')\n")
+
+
+ATTACKS = {     # what the agent does, where, what Evidence names, what the kept copy holds ("": the marker's path)
     "a pre-commit hook in the clone": (_executable, "vendor/lib/.git/hooks/pre-commit",
-                                       "vendor/lib/.git/hooks/pre-commit (added)"),
-    "fsmonitor in the clone's config": (_fsmonitor, "vendor/lib/.git/config", "vendor/lib/.git/config (changed)"),
+                                       "vendor/lib/.git/hooks/pre-commit (added)", ""),
+    "fsmonitor in the clone's config": (_fsmonitor, "vendor/lib/.git/config", "vendor/lib/.git/config (changed)",
+                                        ""),
     "fsmonitor in the clone's config.worktree": (_fsmonitor, "vendor/lib/.git/config.worktree",
-                                                 "vendor/lib/.git/config.worktree (added)"),
+                                                 "vendor/lib/.git/config.worktree (added)", ""),
     "the .git file pointed at the agent's git directory": (lambda _path, marker: _pointer(marker), "",
-                                                           "tools/app/.git (changed)"),
+                                                           "tools/app/.git (changed)",
+                                                           "gitdir: ../../store/agents.git"),
+    "a commondir in the clone sending git to the agent's": (lambda _path, marker: _commondir(marker), "",
+                                                            "vendor/lib/.git/commondir (added)", "common.git"),
 }
 
 
@@ -90,7 +104,7 @@ def test_a_nested_repositorys_git_state_the_agent_writes_is_put_back_and_runs_no
     before = {path: path.read_bytes() for path in (lib / ".git" / "config", app / ".git")}
     marker = tmp_path / "agent-ran" / "marker"
     marker.parent.mkdir()
-    write, path, label = ATTACKS[attack]
+    write, path, label, aside = ATTACKS[attack]
     command_agent(tmp_path, memrepo, write(path, marker), sandbox=sandbox)
 
     result = cli(["cycle", "--json"], cwd=memrepo.path)
@@ -99,13 +113,12 @@ def test_a_nested_repositorys_git_state_the_agent_writes_is_put_back_and_runs_no
     assert no_traceback(result.err)
     assert {path: path.read_bytes() for path in before} == before
     assert not (lib / ".git" / "hooks" / "pre-commit").exists()
-    assert not (lib / ".git" / "config.worktree").exists()
+    assert not (lib / ".git" / "config.worktree").exists() and not (lib / ".git" / "commondir").exists()
     said = evidence(memrepo)
     assert "restored git state the agent changed" in said and label in said, said
     assert any(label in message for message in json.loads(result.out)["messages"])
     kept = list((memrepo.path / ".git" / "gitmem" / "guard" / "cycle-1").iterdir())
-    aside = str(marker) if path else "gitdir: ../../store/agents.git"      # the agent's version of what it wrote
-    assert any(aside in item.read_text(encoding="utf-8") for item in kept), kept
+    assert any((aside or str(marker)) in item.read_text(encoding="utf-8") for item in kept), kept
     # The human's next look at each repository, and a commit inside the clone, run nothing the agent wrote.
     git(app, "status", "--short")
     git(lib, "status", "--short")
