@@ -42,7 +42,7 @@ __all__ = [
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
     "fetch_objects", "fetch_prefixed", "file_at", "file_current", "file_id_at", "forget_cached", "git_dir",
     "has_object",
-    "head_entry", "head_files_under", "head_id", "history", "hooks_dir", "ignored", "index_assuming_unchanged",
+    "head_entry", "head_files_under", "head_id", "head_off", "history", "hooks_dir", "ignored", "index_assuming_unchanged",
     "index_snapshot", "init_repo",
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
