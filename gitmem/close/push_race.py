@@ -218,7 +218,7 @@ def _taken_from_the_push(repo: gitio.Repo, start: _Start, left: str | None) -> s
         else None
     if now == expected:
         return ""
-    return f"{away}, and {start.branch} no longer is {expected[:10]}, where the close left it"
+    return f"{away}, and {start.branch} was moved from {expected[:10]} to {now[:10] if now else 'nothing (deleted)'}"
 
 
 def _push(ws: Workspace, day: date, start: _Start, *, watch_closes: bool) -> tuple[PushReport, tuple[str, ...]]:

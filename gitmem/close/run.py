@@ -20,6 +20,7 @@ from typing import Any
 
 from gitmem import codes, gitio, sealing
 from gitmem.checks import generation
+from gitmem.close import push_race
 from gitmem.close.commit_guard import (
     CloseError,
     changed_files,
@@ -29,7 +30,6 @@ from gitmem.close.commit_guard import (
     restore,
 )
 from gitmem.close.compose import CloseResult, compose, days_to_close
-from gitmem.close import push_race
 from gitmem.close.day import close_day
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.closed_first import PHASE_TRAILER
