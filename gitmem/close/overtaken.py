@@ -73,12 +73,11 @@ def overtaken_by(ws: Workspace, upstream: str, where: str, branch: str) -> Overt
 class OvertakenWhilePushing(Exception):
     """Raised from the push's look at the upstream it fetched (before it rebases onto it): another close landed
     after the close's own look. Nothing moved yet; the close steps aside as it would have, or runs again when the
-    branch took a commit of another writer meanwhile (gitmem.close.run)."""
+    branch took a commit of another writer meanwhile (gitmem.close.push_race)."""
 
-    def __init__(self, found: Overtaken, tip: str) -> None:
+    def __init__(self, found: Overtaken) -> None:
         super().__init__(found.where)
-        self.found = found
-        self.tip = tip          # the branch's tip when the push looked (a retry's rebase may have moved it)
+        self.found = found      # its `tip`: the branch's when the push looked (a retry's rebase may have moved it)
 
 
 def who(*, made_now: bool, closes: int) -> str:

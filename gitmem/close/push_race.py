@@ -155,7 +155,7 @@ def _overtaken_while_pushing(ws: Workspace, result: CloseResult, late: overtaken
     """The push found another close of the day before it rebased. The push ran outside the lock: the branch is
     judged again under it before it steps aside, and only while HEAD is still on it (stepping aside would reset the
     branch HEAD is on now)."""
-    start = _Start(branch, late.tip)
+    start = _Start(branch, late.found.tip)
     busy: cyclelock.LockHeld | None = None
     moved_off = ""
     found: overtaken.Overtaken | None = None
@@ -241,7 +241,7 @@ def _push(ws: Workspace, day: date, start: _Start, *, watch_closes: bool) -> tup
             return
         found = overtaken.overtaken_by(ws, upstream, f"{remote}/{upstream_branch}", start.branch)
         if found is not None:
-            raise overtaken.OvertakenWhilePushing(found, found.tip)
+            raise overtaken.OvertakenWhilePushing(found)
 
     still_the_closes(None)
     # The upstream and the branch published are the close's, whichever branch HEAD is on by the time publish runs.
