@@ -11,7 +11,8 @@
   llm.py           optional wording by `close.model` (rules, contradictions, prose); it decides nothing
   commit_guard.py  what the close may change, checked before its one commit; restore on failure
   compose.py       what the close writes: the days it closes, their reports and the plan, in memory
-  run.py           the order of it all, the lock, the commit, the push
+  run.py           the order of it all, the lock, the commit
+  push_race.py     the push, and closing again when another close reached the remote first, on the close's branch
   overtaken.py     another close that reached the remote first: step aside, to close again on it
 """
 from __future__ import annotations

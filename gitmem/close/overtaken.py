@@ -30,28 +30,30 @@ class Overtaken:
     tip: str                # the branch's tip judged, which holds them: the one stepping aside moves from
 
 
-def overtaken(ws: Workspace) -> Overtaken | None:
-    """The remote's first close entry since this branch parted from it, if it added one and every commit the
-    branch holds that the remote lacks is a close's: those closes read LOG without the remote's, and it without
-    them. The remote is fetched and held to memory history as the push holds it; a rewritten one is the push's to
-    refuse. A branch with other work the remote lacks (a cycle, the human's commit) is the push's to replay."""
+def overtaken(ws: Workspace, branch: str) -> Overtaken | None:
+    """The remote's first close entry since `branch` (the close's: the one it began on) parted from its upstream,
+    if it added one and every commit the branch holds that the remote lacks is a close's: those closes read LOG
+    without the remote's, and it without them. The remote is fetched and held to memory history as the push holds
+    it; a rewritten one is the push's to refuse. A branch with other work the remote lacks (a cycle, the human's
+    commit) is the push's to replay. The branch is read by name, never through HEAD: the human may have switched
+    to another branch since the close began, which the close never read."""
     from gitmem.publish.push import fetched_upstream
 
-    found = fetched_upstream(ws.repo, ws.name or None)
-    return None if found is None else overtaken_by(ws, *found)
+    found = fetched_upstream(ws.repo, ws.name or None, branch)
+    return None if found is None else overtaken_by(ws, *found, branch)
 
 
-def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
+def overtaken_by(ws: Workspace, upstream: str, where: str, branch: str) -> Overtaken | None:
     """As `overtaken`, against `upstream` (the remote branch `where`, fetched and checked): also asked by the
     push between its fetch and its rebase, when another close may have landed since the close looked."""
     repo = ws.repo
-    head = gitio.head_id(repo)
-    if head is None:
+    if not gitio.branch_exists(repo, branch):
         return None
-    parent = gitio.merge_base(repo, head, upstream)
-    if parent is None or parent in (head, upstream):
+    tip = gitio.resolve_revision(repo, f"refs/heads/{branch}")
+    parent = gitio.merge_base(repo, tip, upstream)
+    if parent is None or parent in (tip, upstream):
         return None
-    mine = list(gitio.walk_range(repo, parent, head))
+    mine = list(gitio.walk_range(repo, parent, tip))
     if not all(is_close(commit, ws.config.agent.email) for commit in mine):
         return None
     path = ws.config.path("log")
@@ -64,19 +66,18 @@ def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
     shift = after.count(b"\n", 0, verdict.start)
     for entry in log.appended_entries(after, verdict):
         if entry.cycle is None:
-            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine), head)
+            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine), tip)
     return None
 
 
 class OvertakenWhilePushing(Exception):
     """Raised from the push's look at the upstream it fetched (before it rebases onto it): another close landed
     after the close's own look. Nothing moved yet; the close steps aside as it would have, or runs again when the
-    branch took a commit of another writer meanwhile (gitmem.close.run)."""
+    branch took a commit of another writer meanwhile (gitmem.close.push_race)."""
 
-    def __init__(self, found: Overtaken, tip: str) -> None:
+    def __init__(self, found: Overtaken) -> None:
         super().__init__(found.where)
-        self.found = found
-        self.tip = tip          # the branch's tip when the push looked (a retry's rebase may have moved it)
+        self.found = found      # its `tip`: the branch's when the push looked (a retry's rebase may have moved it)
 
 
 def who(*, made_now: bool, closes: int) -> str:

@@ -342,6 +342,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     repo = ws.repo
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
     held, left = preflight(ws)
+    branch: str | None = None       # the cycle's: HEAD's when it took the lock; whatever HEAD is on later is not read
     try:
         _require_sandbox(ws, backend)
         _require_allowance(ws, clock())
@@ -353,7 +354,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report.messages += left.notes()
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
-        known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
+        known = _known_upstream(repo, settings, branch) if settings.push else None    # before the agent can touch it
         old = postflight.memory_files(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
@@ -424,7 +425,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         return report
     except BaseException as err:
         if settings.push:       # a failure past the salvage must not leave its branches on this disk alone
-            for line in _push_branches_made(ws, settings, branches)[1]:
+            for line in _push_branches_made(ws, settings, branches, branch)[1]:
                 err.add_note(f"cycle: {line}")
         raise
     finally:
@@ -586,10 +587,10 @@ def _validate(ws: Workspace, start: str) -> list[Violation]:
     return [v for v in found if not v.is_error]
 
 
-def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
+def _known_upstream(repo: gitio.Repo, settings: Settings, branch: str) -> str | None:
     from gitmem.publish.push import known_upstream
 
-    return known_upstream(repo, settings.remote)
+    return known_upstream(repo, settings.remote, branch)
 
 
 def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Settings, known: str) -> str | None:
@@ -619,17 +620,18 @@ def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Se
     return upstream
 
 
-def _push_branches_made(ws: Workspace, settings: Settings, before: set[str],
+def _push_branches_made(ws: Workspace, settings: Settings, before: set[str], branch: str | None,
                         skip: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
-    """Push the branches the cycle made (gitmem.publish.push.push_new_branches): (names, messages)."""
+    """Push the branches the cycle made (gitmem.publish.push.push_new_branches) to the remote of `branch`, the
+    cycle's (None: the cycle failed before it read it), never to the remote of whatever branch HEAD is on by now (a
+    human may have switched to a branch of theirs that tracks another remote): (names, messages)."""
     from gitmem.publish.push import push_new_branches
 
     repo = ws.repo
-    local = gitio.current_branch(repo)
-    remote = settings.remote or (gitio.upstream_of(repo, local)[0] if local else "origin")
+    remote = settings.remote or (gitio.upstream_of(repo, branch)[0] if branch else "origin")
     if remote not in gitio.remote_names(repo):
         return [], []
-    return push_new_branches(repo, remote, before, skip=(*(b for b in (local,) if b), *skip))
+    return push_new_branches(repo, remote, before, skip=(*(b for b in (branch,) if b), *skip))
 
 
 def _push(ws: Workspace, report: CycleReport, settings: Settings, branch: str, known: str | None = None,
@@ -652,7 +654,8 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, branch: str, k
         report.cycle = ws.last_log_cycle()
     if result.status.reached_remote:    # a runner's checkout is thrown away: every branch the cycle made goes too
         made = branches if branches is not None else set()
-        report.branches_pushed, lines = _push_branches_made(ws, settings, made, skip=(result.side_branch or "",))
+        report.branches_pushed, lines = _push_branches_made(ws, settings, made, branch,
+                                                            skip=(result.side_branch or "",))
         report.messages += lines
     if result.ok:
         report.commit = result.commit

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem.gitio.repository import Identity, Repo, RepoError
+from gitmem.gitio.repository import Identity, Repo, RepoError, current_branch, head_id
 from gitmem.gitio.snapshots import _tree_blob
 
 
@@ -139,6 +139,21 @@ def is_ancestor_id(repo: Repo, ancestor: str, descendant: str) -> bool:
         return old.id == new.id or bool(repo.raw.descendant_of(new.id, old.id))
     except (ValueError, KeyError, pygit2.GitError):
         return False
+
+
+def head_off(repo: Repo, branch: str, tip: str | None = None) -> str:
+    """Why HEAD is not on `branch` (at `tip` or after it, when given), in a few words; "" when it is. What a run
+    that began on `branch` at `tip` asks before it acts on HEAD again: the human may have switched branches,
+    detached HEAD, or reset the branch below `tip` meanwhile (git takes no gitmem lock)."""
+    now = current_branch(repo)
+    if now is None:
+        return f"HEAD left {branch} (it is detached now)"
+    if now != branch:
+        return f"HEAD is on {now} now, not {branch}"
+    head = head_id(repo)
+    if tip is None or (head is not None and is_ancestor_id(repo, tip, head)):
+        return ""
+    return f"{branch} no longer holds {tip[:10]}"
 
 
 @dataclass(frozen=True)

@@ -88,9 +88,10 @@ class PushReport:
     messages: list[str] = field(default_factory=list)
 
 
-def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
-    """The remote-tracking tip of the current branch's upstream: what this checkout last saw of it."""
-    local = gitio.current_branch(repo)
+def known_upstream(repo: gitio.Repo, remote: str | None = None, local: str | None = None) -> str | None:
+    """The remote-tracking tip of the upstream of `local` (default: the current branch): what this checkout last
+    saw of it."""
+    local = local or gitio.current_branch(repo)
     if local is None:
         return None
     default_remote, branch = gitio.upstream_of(repo, local)
@@ -138,7 +139,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             workspace: str | None = None, known: str | None = None,
             watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None,
             joiner: gitio.Joiner | None = None, leave: gitio.Leaver | None = None,
-            before_rebase: Callable[[str], None] | None = None, local: str | None = None) -> SyncResult:
+            before_rebase: Callable[[str, str | None], None] | None = None, local: str | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -158,8 +159,10 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     the same LOG) joins what either side sealed into LOG's volumes before the rebase, and seals the result again.
     `leave` (default: gitmem.publish.closed_first.leaver_for the same config) names the closes of ours the rebase
     leaves out, as the upstream closed their day first.
-    `before_rebase(upstream)` is shown each fetched and checked upstream before anything moves; what it raises
-    ends the push there (the close steps aside so when another close landed: gitmem.close.overtaken).
+    `before_rebase(upstream, left)` is shown each fetched and checked upstream before anything moves, with the tip
+    this push's own last rebase left the branch at (None before its first): what it raises ends the push there (the
+    close steps aside so when another close landed, and stops when its branch holds what it did not make:
+    gitmem.close.push_race).
     The branch published is `local` (default: the one HEAD is on when the push starts), by name from then on: a
     human who switches branches while it rebases (seconds on a long history) keeps their checkout, and their branch
     is neither moved nor pushed (gitio.move_branch). A caller that checked HEAD before names the branch it checked,
@@ -188,6 +191,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
         return result
     known = known or gitio.remote_branch_oid(repo, remote, branch)
+    left: str | None = None         # where this push's last rebase left the branch
     for attempt in range(1, tries + 1):
         result.attempts = attempt
         try:
@@ -199,7 +203,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             if upstream is not None and watch is not None:
                 watch = _watch(repo, result, watch, upstream)
             if upstream is not None and before_rebase is not None:
-                before_rebase(upstream)
+                before_rebase(upstream, left)
             if upstream is not None:
                 before = _tip(repo, local)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner,
@@ -218,6 +222,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 result.messages += _rebase_told(rebased, f"{remote}/{branch}")
                 result.renumbered = rebased.renumbering or result.renumbered
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
+                left = rebased.head or before
             gitio.push(repo, remote, f"refs/heads/{local}", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
@@ -361,11 +366,12 @@ def fetch_checked(repo: gitio.Repo, remote: str, branch: str, known: str | None,
     return upstream, rewrite
 
 
-def fetched_upstream(repo: gitio.Repo, workspace: str | None) -> tuple[str, str] | None:
-    """(tip, `remote/branch`) of the current branch's upstream, fetched and held to memory history
-    (`fetch_checked`); None when HEAD is on no branch, the upstream is no remote's, the fetch fails, the remote
-    branch has no tip, or the tip rewrites what this checkout last saw (the push's to refuse)."""
-    branch = gitio.current_branch(repo)
+def fetched_upstream(repo: gitio.Repo, workspace: str | None, local: str | None = None) -> tuple[str, str] | None:
+    """(tip, `remote/branch`) of the upstream of `local` (default: the current branch), fetched and held to memory
+    history (`fetch_checked`); None when there is no such branch (HEAD detached), the upstream is no remote's, the
+    fetch fails, the remote branch has no tip, or the tip rewrites what this checkout last saw (the push's to
+    refuse)."""
+    branch = local or gitio.current_branch(repo)
     if branch is None:
         return None
     remote, upstream_branch = gitio.upstream_of(repo, branch)

@@ -476,9 +476,10 @@ def test_a_human_switching_branches_while_the_close_pushes_leaves_their_branch_u
         tmp_path: Path, git_env: None) -> None:
     """While the close's push fetched, the human's close landed on origin and the human ran `git switch feature` in
     the runner's checkout (its pre-push hook does both, once). The push's next try rebased feature onto origin/main
-    and published it there: the human's branch, never read by the close, pushed as main. It stops instead: HEAD
-    left the branch the close committed on, so nothing is pushed, feature is as the human left it, main keeps the
-    close (exit 6), and the one line says why."""
+    and published it there: the human's branch, never read by the close, pushed as main. The push goes on with main,
+    by name (it still holds the close), and its look at what it fetched finds the human's close there: stepping aside
+    and closing again would act on HEAD, which left main, so it stops: nothing is pushed, feature is as the human left
+    it, main keeps the close (exit 6), and the one line says why."""
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
@@ -502,9 +503,9 @@ def test_a_human_switching_branches_while_the_close_pushes_leaves_their_branch_u
         "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
     assert [str(e.when) for e in closes(git(runner.path, "show", "main:LOG.md"))] == ["2026-11-14 23:47 UTC"]
     told = [line for line in ours.stderr.splitlines() if line.startswith("gitmem: close: push: ")]
-    assert told == ["gitmem: close: push: HEAD is on feature now, not main since this close's push began: nothing "
-                    "was pushed, and what main holds that origin/main lacks is only on this disk until `gitmem close "
-                    "--push` runs again on main"], ours.stderr
+    assert told == ["gitmem: close: push: origin/main got another close while this one pushed, and HEAD is on "
+                    "feature now, not main: nothing was pushed, and what main holds that origin/main lacks is only on "
+                    "this disk until `gitmem close --push` runs again on main"], ours.stderr
 
 
 def test_a_human_switching_branches_before_the_close_steps_aside_leaves_their_branch_untouched(

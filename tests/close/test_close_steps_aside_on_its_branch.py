@@ -38,8 +38,8 @@ def _after_the_look(monkeypatch: pytest.MonkeyPatch, then: Callable[[], None]) -
     real = overtaken.overtaken
     done: list[str] = []
 
-    def and_then(ws: Workspace) -> overtaken.Overtaken | None:
-        found = real(ws)
+    def and_then(ws: Workspace, branch: str) -> overtaken.Overtaken | None:
+        found = real(ws, branch)
         if found is not None and not done:
             then()
             done.append(found.upstream)
