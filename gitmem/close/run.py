@@ -32,7 +32,7 @@ from gitmem.close.commit_guard import (
 from gitmem.close.compose import CloseResult, compose, days_to_close
 from gitmem.close.day import close_day
 from gitmem.errors import ExitCode, RunFailure
-from gitmem.memory.text import one_line
+from gitmem.memory.lines import one_line
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.closed_first import PHASE_TRAILER
 from gitmem.publish.push import PushReport

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from gitmem import gitio
 from gitmem.memory import log
 from gitmem.memory.decisions import Waiting
-from gitmem.memory.text import one_line, unlinked
+from gitmem.memory.display import unlinked
+from gitmem.memory.lines import one_line
 from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
