@@ -77,8 +77,8 @@ def title_problem(preamble: list[str] | tuple[str, ...], title: str, line: int =
 # Section and Field: a parse builds one per heading and per field line, so each has an __init__ of its own that
 # stores its fields straight into the instance's dict. That is faster than the standard decorator's compiled one
 # (a whole LOG parses ~5% slower with a record's generic one), and nothing is compiled when the class is built
-# (the standard decorator's exec() cost the pre-commit path 1.4 ms). tests/memory/test_text_records.py holds each
-# __init__'s parameters to the class's fields.
+# (the standard decorator's exec() cost the pre-commit path 1.4 ms). tests/memory/test_section_and_field_records.py
+# holds each __init__'s parameters to the class's fields.
 @record(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
