@@ -181,7 +181,7 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
-# What GitHub acts on in a PR's text besides references (text.unlinked): HTML (a comment `<!--` hides the rest of
+# What GitHub acts on in a PR's text besides references (display.unlinked): HTML (a comment `<!--` hides the rest of
 # the body, the decisions waiting among it; an image calls a tracker), Markdown links, images and emphasis.
 _MARKUP = re.compile(r"[\\`*_\[\]!|~]")
 

@@ -173,7 +173,7 @@ def test_the_synthetic_repositories_parse_as_with_the_old_parsers(scale: float) 
 
 
 def test_a_field_a_section_and_a_timestamp_built_whole_are_the_dataclasses_own() -> None:
-    """The parsers set a Field's, a Section's and a Timestamp's attributes whole (`text.built_whole`): what they
+    """The parsers set a Field's, a Section's and a Timestamp's attributes whole (`records.built_whole`): what they
     build is what the dataclass's `__init__` builds, for equality, hashing, ordering, printing and frozenness."""
     import dataclasses
 
