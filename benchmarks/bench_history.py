@@ -29,7 +29,7 @@ from gitmem.close.backing import Backing
 from gitmem.close.day import cycle_numbers
 from gitmem.cycle.baseline import resolved_before
 from gitmem.memory import lessons
-from gitmem.memory.text import decode
+from gitmem.memory.decoding import decode
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
 from tests.support.synth import cached_repo

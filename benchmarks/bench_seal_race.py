@@ -24,7 +24,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from gitmem import gitio
 from gitmem.memory import log, positions
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from gitmem.publish.push import PushStatus, publish
 from tests.support.sealing import seal_committed
 from tests.support.synth import SynthInfo, default_cache_dir

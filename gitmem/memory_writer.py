@@ -24,8 +24,10 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
+from gitmem.memory.decoding import decode_file, decode_text, decoding_problems
 from gitmem.memory.now import NowBlock
-from gitmem.memory.text import Problem, Timestamp, decode_file, decode_text, decoding_problems
+from gitmem.memory.problems import Problem
+from gitmem.memory.timestamps import Timestamp
 from gitmem.workspace import CYCLE_ENV, Clock, Workspace, cyclelock, runner_cycle, writelock
 from gitmem.workspace.head_and_tail import FileSource, read_end
 

@@ -18,7 +18,8 @@ from gitmem import codes
 from gitmem.checks.log_entries import rules_below
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode_text, strip_trailing_blank
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.lines import strip_trailing_blank
 
 # What an amendment forgives at the line it supersedes: the rules about that entry's own heading, place and
 # fields. Never GM301: an amendment is appended, it does not excuse a rewrite.

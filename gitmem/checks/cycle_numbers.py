@@ -13,7 +13,7 @@ from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation
 from gitmem.memory import log, now
-from gitmem.memory.text import decode_file_text
+from gitmem.memory.decoding import decode_file_text
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:

@@ -13,7 +13,8 @@ from gitmem.gitio import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.clock_skew import beyond, spoken
 from gitmem.memory.decisions import DecisionsDoc
-from gitmem.memory.text import Timestamp, decode_text
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.timestamps import Timestamp
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:

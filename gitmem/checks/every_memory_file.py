@@ -14,8 +14,8 @@ from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.gitio import same_blob
 from gitmem.memory import fences
+from gitmem.memory.decoding import control_characters, decode_file, decoding_problems
 from gitmem.memory.once import Recent
-from gitmem.memory.text import control_characters, decode_file, decoding_problems
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_NEEDLES = (b"<<<<<<<", b">>>>>>>", b"=======")

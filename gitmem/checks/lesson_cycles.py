@@ -30,7 +30,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     # Only now: a LOG appended by a cycle or a session, the pre-commit path's common change, parses no lesson.
     from gitmem.checks.lessons_checks import changed_lessons
     from gitmem.memory import lessons
-    from gitmem.memory.text import fields_named
+    from gitmem.memory.fields import fields_named
 
     old_text, new_text = decoded(inp.old, path), decoded(inp.new, path)
     if new_text is None:

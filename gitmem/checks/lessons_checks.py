@@ -9,8 +9,9 @@ from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.rule_inputs import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.fields import fields_named
 from gitmem.memory.lessons import Lesson
-from gitmem.memory.text import decode_text, fields_named
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:

@@ -11,7 +11,7 @@ from gitmem.checks.log_entries import entry_rules, rules_below
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode_text
+from gitmem.memory.decoding import decode_text
 
 # The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
 FENCE_OPEN_AT_END = "fence-open-at-end"

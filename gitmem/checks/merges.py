@@ -21,7 +21,9 @@ from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log, positions, volumes
-from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
+from gitmem.memory.common_ends import common_prefix
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.lines import strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
 HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,

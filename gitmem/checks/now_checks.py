@@ -9,7 +9,8 @@ from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.rule_inputs import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
-from gitmem.memory.text import decode_text, nonblank_count
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.lines import nonblank_count
 
 
 def _text_to_check(old: bytes | None, new: bytes) -> bytes:

@@ -14,7 +14,7 @@ from gitmem import codes
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import now
-from gitmem.memory.text import decode_text
+from gitmem.memory.decoding import decode_text
 
 # The codes by which a role's rules say that history went missing.
 HISTORY_CODES = {codes.LOG_NOT_APPEND_ONLY.code, codes.DECISION_RESOLVED_REWRITTEN.code,

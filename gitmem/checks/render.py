@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gitmem.checks.violation import Violation
-from gitmem.memory.text import one_line
+from gitmem.memory.lines import one_line
 
 
 def render_text(violations: Sequence[Violation]) -> str:

@@ -11,7 +11,8 @@ from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.gitio import Snapshot
 from gitmem.memory import now
-from gitmem.memory.text import common_prefix, common_suffix, decode_text
+from gitmem.memory.common_ends import common_prefix, common_suffix
+from gitmem.memory.decoding import decode_text
 
 
 def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:

@@ -30,7 +30,8 @@ from gitmem.checks.rule_inputs import line_number_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot, same_blob
-from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
+from gitmem.memory.decoding import decode_lines, decode_text
+from gitmem.memory.sections import Section, split_sections
 from gitmem.records import record
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ from gitmem.checks import amendments
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.memory.text import decode_file, not_utf8_at, parses_with_ascii_digits
+from gitmem.memory.decoding import decode_file, not_utf8_at
+from gitmem.memory.digits import parses_with_ascii_digits
 
 NOW_BLOCKS_JUDGED = 3
 # The roles whose file is parsed: NOW's top blocks, the others whole; LOG is scanned by its headings instead.

@@ -5,7 +5,7 @@ from dataclasses import field
 
 from gitmem.codes import Code, lookup
 from gitmem.errors import RunFailure
-from gitmem.memory.text import Problem
+from gitmem.memory.problems import Problem
 from gitmem.records import record
 
 

@@ -16,7 +16,7 @@ from gitmem import codes
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory.clock_skew import beyond, spoken
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 
 # The rules generation from which LOG and NOW are ordered by position, and a backwards time is only reported.
 ORDERED_BY_POSITION = 4

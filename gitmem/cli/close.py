@@ -126,7 +126,7 @@ def _pushed(result: CloseResult) -> int:
 def _show(result: CloseResult, *, as_json: bool) -> None:
     """The close quotes the agent (tasks, results, decision titles): no terminal escape and no secret reaches the
     screen, as in `status` and `pending`."""
-    from gitmem.memory.text import masked_printable, printable_data
+    from gitmem.memory.display import masked_printable, printable_data
     from gitmem.secrets import scrub_data
 
     if as_json:

@@ -101,9 +101,9 @@ def show(text: str, *, nl: bool = True) -> None:
 def show_prompt(text: str) -> None:
     """A cycle's prompt as `context` and `cycle --dry-run` print it: memory an agent wrote, so each character a
     terminal would act on (an escape that sets the title or writes the clipboard) is shown as its `\\uXXXX`
-    (`gitmem.memory.text.printable`). The check refuses such controls in memory (GM920), so an agent reading
+    (`gitmem.memory.display.printable`). The check refuses such controls in memory (GM920), so an agent reading
     a valid memory's prompt through a pipe gets the same text."""
-    from gitmem.memory.text import printable
+    from gitmem.memory.display import printable
 
     click.echo(printable(text), nl=False)
 

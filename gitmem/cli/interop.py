@@ -114,7 +114,7 @@ def _show_import(done: Imported, ws: Workspace) -> None:
 
 
 def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
-    from gitmem.memory.text import printable
+    from gitmem.memory.display import printable
 
     verb = "would land" if dry_run else "lands"
     for kind, where in (("lessons", "LESSONS, an open lesson"), ("proposals", "DECISIONS, a proposal")):

@@ -28,7 +28,7 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
 
     Answer one with `gitmem decision answer D-0001 --answer "…"`, or edit DECISIONS.md in a pull request.
     """
-    from gitmem.memory.text import printable_data
+    from gitmem.memory.display import printable_data
     from gitmem.views.pending import as_dict, pending
 
     ws = open_memory(workspace)

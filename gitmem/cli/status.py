@@ -11,8 +11,8 @@ import click
 from gitmem.cli.common import colour_option, colour_wanted, json_option, open_workspace, workspace_option
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
+from gitmem.memory.lines import shortened
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import shortened
 
 
 def _paint(colour: bool) -> Any:
@@ -179,7 +179,7 @@ def status(as_json: bool, workspace: str | None) -> int:
     heading committed without the check), with its fix, and bytes that are not UTF-8 in the LOG entries it reads
     (GM902; `gitmem check --worktree` reads every byte of every file). Exit 2 in a repository without memory.
     """
-    from gitmem.memory.text import printable_data
+    from gitmem.memory.display import printable_data
     from gitmem.secrets import scrub_data
     from gitmem.views.status import collect_status
 

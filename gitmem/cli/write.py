@@ -48,8 +48,8 @@ def _note_cycle(number: int | None, ws: Workspace, what: str) -> None:
 
 def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
     """What was written, as every view shows memory: masked, and each character a terminal would act on or a reader
-    could not see (a zero-width space in a title) escaped (`gitmem.memory.text.printable`)."""
-    from gitmem.memory.text import printable, printable_data
+    could not see (a zero-width space in a title) escaped (`gitmem.memory.display.printable`)."""
+    from gitmem.memory.display import printable, printable_data
 
     if as_json:
         show_json(printable_data({"path": path, **data}))

@@ -34,8 +34,9 @@ from gitmem.close.day import cycle_numbers
 from gitmem.close.verdict_memo import VerdictMemo, content_digest, is_commit_id
 from gitmem.confined import files
 from gitmem.memory import fences, lessons, log, volumes
+from gitmem.memory.decoding import decode_text
+from gitmem.memory.fields import Field, render_field
 from gitmem.memory.lessons import Lesson
-from gitmem.memory.text import Field, decode_text, render_field
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import CONFIRMATIONS_CACHE, read_cache, write_cache
 

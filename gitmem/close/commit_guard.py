@@ -18,7 +18,7 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio import Listing, Snapshot
 from gitmem.memory import lessons, rules
-from gitmem.memory.text import decode_file_text
+from gitmem.memory.decoding import decode_file_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 

@@ -11,8 +11,8 @@ from gitmem.close.day import DAY_FIELD, Streak
 from gitmem.cycle.permissions import is_revert_note
 from gitmem.memory import log, roadmap
 from gitmem.memory.decisions import Waiting
+from gitmem.memory.lines import shortened
 from gitmem.memory.log import OUTCOMES, LogEntry, Outcome
-from gitmem.memory.text import shortened
 
 STANDING_FIELD = "Standing"
 REMIND_DAYS = 7          # a standing condition is reported when it starts, then once a week

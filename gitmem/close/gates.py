@@ -17,9 +17,11 @@ from itertools import repeat
 
 from gitmem.close.backing import Backs
 from gitmem.memory import lessons, rules
+from gitmem.memory.fields import field_line_starts
 from gitmem.memory.lessons import Lesson, LessonsDoc
+from gitmem.memory.lines import one_line
+from gitmem.memory.problems import Problem
 from gitmem.memory.rules import Rule, RulesDoc
-from gitmem.memory.text import Problem, field_line_starts, one_line
 
 RULE_MAX_CHARS = 120
 NEEDS_RULE = "eligible, needs a rule line"
@@ -105,7 +107,7 @@ def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
 
 def _may_be_hopeful(lesson: Lesson, least: int) -> bool:
     """Whether the lesson's body has `least` lines that may be `- Confirmed:` fields (a field line starts with
-    `- ` or `* ` and its key, `memory.text.parse_fields`): a bound on its confirmations found without parsing its
+    `- ` or `* ` and its key, `memory.fields.parse_fields`): a bound on its confirmations found without parsing its
     fields. A close asks this of every lesson (3,000 at 100x), and most have fewer."""
     return sum(map(str.startswith, lesson.body, repeat(_CONFIRMED_LINE))) >= least
 

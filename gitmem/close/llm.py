@@ -13,8 +13,8 @@ from typing import Any
 
 from gitmem.close.gates import RULE_MAX_CHARS, Candidate
 from gitmem.config.nesting import loads_json
+from gitmem.memory.lines import one_line
 from gitmem.memory.rules import Rule
-from gitmem.memory.text import one_line
 from gitmem.secrets import scrub_data
 
 _JSON_RE = re.compile(r"\{.*\}", re.S)

@@ -24,7 +24,7 @@ from gitmem.checks.violation import Violation, failure_violations
 from gitmem.close import overtaken
 from gitmem.close.compose import CloseResult
 from gitmem.errors import ExitCode, RunFailure
-from gitmem.memory.text import one_line
+from gitmem.memory.lines import one_line
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.workspace import Workspace, cyclelock
 

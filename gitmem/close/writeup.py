@@ -19,8 +19,9 @@ from gitmem.close.day import (
 from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log
+from gitmem.memory.fields import field_value
+from gitmem.memory.lines import shortened
 from gitmem.memory.log import TailSource
-from gitmem.memory.text import field_value, shortened
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import log_history
 

@@ -330,9 +330,9 @@ def stat_of_read(handle: BinaryIO) -> tuple[bytes, os.stat_result | None]:
 
 
 def read_text(root: Path, rel: str) -> str:
-    """The file decoded as memory is (`gitmem.memory.text.decode_file_text`: never split into lines, which a 75 MB
+    """The file decoded as memory is (`gitmem.memory.decoding.decode_file_text`: never split into lines, which a 75 MB
     LOG read whole would be 1.3 million of); "" when it is missing."""
-    from gitmem.memory.text import decode_file_text
+    from gitmem.memory.decoding import decode_file_text
 
     data = read_bytes(root, rel)
     return decode_file_text(data) if data is not None else ""

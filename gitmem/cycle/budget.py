@@ -36,8 +36,9 @@ from gitmem.confined import files
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
+from gitmem.memory.decoding import decode_text
 from gitmem.memory.now import NowBlock
-from gitmem.memory.text import Timestamp, decode_text
+from gitmem.memory.timestamps import Timestamp
 from gitmem.secrets import scrub
 from gitmem.workspace import WORKSPACE_ENV, Workspace
 from gitmem.workspace.head_and_tail import read_head, second_heading

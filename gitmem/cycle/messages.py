@@ -3,7 +3,8 @@ cycle and the phase, which the next cycle looks for (gitmem.checks.check_and_ver
 from __future__ import annotations
 
 from gitmem.checks import generation
-from gitmem.memory.text import one_line, printable, unlinked
+from gitmem.memory.display import printable, unlinked
+from gitmem.memory.lines import one_line
 
 
 def quoted_path(path: str) -> str:

@@ -13,7 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.memory.text import decode_lines, encoded, render_field, strip_trailing_blank
+from gitmem.memory.decoding import decode_lines, encoded
+from gitmem.memory.fields import render_field
+from gitmem.memory.lines import strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
 # `runner: <note>`, and `is_revert_note` finds them there again.

@@ -14,18 +14,10 @@ from gitmem.config import ROLES
 from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, lessons, log, now
-from gitmem.memory.text import (
-    Timestamp,
-    decode_file,
-    decode_file_text,
-    decode_text,
-    encoded,
-    field_value,
-    one_line,
-    render_field,
-    strip_trailing_blank,
-    without_fields,
-)
+from gitmem.memory.decoding import decode_file, decode_file_text, decode_text, encoded
+from gitmem.memory.fields import field_value, render_field, without_fields
+from gitmem.memory.lines import one_line, strip_trailing_blank
+from gitmem.memory.timestamps import Timestamp
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Clock, Workspace
 

@@ -36,8 +36,8 @@ from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, log, placeholders
+from gitmem.memory.display import masked_printable, printable
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import masked_printable, printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub

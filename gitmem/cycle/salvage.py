@@ -16,7 +16,9 @@ from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import log, now
-from gitmem.memory.text import field_value, masked_printable, one_line
+from gitmem.memory.display import masked_printable
+from gitmem.memory.fields import field_value
+from gitmem.memory.lines import one_line
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Clock, Workspace
 

@@ -20,7 +20,7 @@ from gitmem.fleet.read import (
     WAITING,
     AgentRow,
 )
-from gitmem.memory.text import one_line
+from gitmem.memory.lines import one_line
 
 # An agent nobody can read is the first row, never the last one below the fold; "ok" is last.
 NEED_ORDER = (UNREADABLE, STALLED, CLOCK_AHEAD, OVER_BUDGET, STREAK, WAITING, NEW, OK)

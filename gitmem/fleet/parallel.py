@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, read_agent, unreadable_row
-from gitmem.memory.text import masked_printable
+from gitmem.memory.display import masked_printable
 
 DEFAULT_TIMEOUT = 120.0       # seconds per agent: a first shallow fetch of a big repository fits
 STARTUP = 30.0                # seconds for the workers to start, on top of the agents' own timeouts

@@ -3,7 +3,7 @@ copy in the cache), then one row per workspace with the same bounded reads as `g
 `gitmem pending` (`gitmem.views`), and, for the page, the agent's own report (`gitmem.report`).
 
 Everything here runs in a worker process and returns plain, picklable values. Every text that leaves it is
-masked and made printable (`gitmem.memory.text.masked_printable`): memory is the agent's writing, and an error
+masked and made printable (`gitmem.memory.display.masked_printable`): memory is the agent's writing, and an error
 may quote a URL or git's output, so neither may carry a secret or a terminal escape.
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ from gitmem.fleet.fleetfile import AgentEntry, github_path
 from gitmem.memory import decisions, log
 from gitmem.memory.clock_skew import CLOCK_SKEW, spoken
 from gitmem.memory.decisions import age_text
-from gitmem.memory.text import masked_printable, parse_timestamp
+from gitmem.memory.display import masked_printable
+from gitmem.memory.timestamps import parse_timestamp
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 

@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
-from gitmem.memory.text import SEP
+from gitmem.memory.sections import SEP
 
 LESSON = "lesson"          # lands in LESSONS, open: it awaits confirmations like any lesson
 PROPOSAL = "proposal"      # listed in the batch's decision, for the human to accept

@@ -59,7 +59,7 @@ def frontmatter(text: str) -> Frontmatter:
         return Frontmatter({}, text, 1, (2, "has a frontmatter that is not a mapping of keys to values"))
     # YAML's escapes (`"\x1b"`) make characters the file's own bytes do not hold, which the source's reader
     # checked: a value the import carries (a name, a description) is held to the same plain text.
-    from gitmem.memory.text import control_characters
+    from gitmem.memory.decoding import control_characters
 
     for value in _strings(meta):
         for _, what in control_characters(value.encode("utf-8", "surrogatepass")):

@@ -180,7 +180,7 @@ class Reader:
             self._refuse(rel, line, f"is not UTF-8 (byte {err.start}: {err.reason})", "save the file as UTF-8")
             return None
         text = text.removeprefix("\ufeff").replace("\r\n", "\n")
-        from gitmem.memory.text import control_characters
+        from gitmem.memory.decoding import control_characters
 
         for offset, what in control_characters(text.encode("utf-8")):
             line = text.encode("utf-8")[:offset].count(b"\n") + 1

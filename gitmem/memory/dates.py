@@ -1,5 +1,5 @@
 """Dates and times a person gives (a command-line option, a recall bound): one parser, one wording of its
-refusal. Memory files carry their own stricter timestamps (gitmem.memory.text.parse_timestamp)."""
+refusal. Memory files carry their own stricter timestamps (gitmem.memory.timestamps.parse_timestamp)."""
 from __future__ import annotations
 
 from datetime import date, datetime

@@ -20,27 +20,15 @@ from itertools import compress, count, repeat
 
 from gitmem import codes
 from gitmem.memory.clock_skew import beyond
+from gitmem.memory.decoding import decode_lines
+from gitmem.memory.digits import parses_with_ascii_digits
+from gitmem.memory.fields import Field, IdEntry, field_line_starts, first_field_value, parse_fields, render_field
+from gitmem.memory.lines import strip_trailing_blank
 from gitmem.memory.once import SameEntries, parsed_once
-from gitmem.memory.text import (
-    SEP,
-    Field,
-    IdEntry,
-    Problem,
-    Timestamp,
-    built_whole,
-    decode_lines,
-    field_line_starts,
-    first_field_value,
-    headed,
-    parse_fields,
-    parse_timestamp,
-    parses_with_ascii_digits,
-    render_field,
-    split_id_heading,
-    split_sections,
-    strip_trailing_blank,
-    title_problem,
-)
+from gitmem.memory.problems import Problem
+from gitmem.memory.sections import SEP, headed, split_id_heading, split_sections, title_problem
+from gitmem.memory.timestamps import Timestamp, parse_timestamp
+from gitmem.records import built_whole
 
 TITLE = "# DECISIONS"
 PENDING, RESOLVED = "Pending", "Resolved"

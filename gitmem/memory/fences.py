@@ -3,7 +3,7 @@
 A line starting with three backticks or `~~~` opens a fence, and the next such line closes it (docs/format.md).
 Inside a fence nothing is a heading, so a fenced example of `## Resolved` or of a LOG heading is text. Every
 reader that looks for headings without a full parse (the tail of LOG, the top of NOW, the Resolved cut of
-DECISIONS, the current ROADMAP section) asks this module, and the parser (`text.split_sections`) uses the same
+DECISIONS, the current ROADMAP section) asks this module, and the parser (`sections.split_sections`) uses the same
 test, so a reader that starts in the middle of a file agrees with a parse of the whole file: the fence state
 (open or closed) where it starts is part of what it starts from.
 

@@ -7,29 +7,23 @@ from datetime import date
 from functools import cached_property
 
 from gitmem import codes
-from gitmem.memory.once import SameEntries, parsed_once
-from gitmem.memory.resplit import resplit
-from gitmem.memory.text import (
-    SEP,
+from gitmem.memory.decoding import decode_lines
+from gitmem.memory.digits import fold_digits, parses_with_ascii_digits
+from gitmem.memory.fields import (
     Field,
     IdEntry,
-    Problem,
-    Section,
-    built_whole,
-    decode_lines,
     fields_keyed,
     first_field_value,
-    fold_digits,
-    headed,
     parse_fields,
-    parses_with_ascii_digits,
     render_field,
-    split_id_heading,
-    split_sections,
-    strip_trailing_blank,
-    title_problem,
     without_fields,
 )
+from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.once import SameEntries, parsed_once
+from gitmem.memory.problems import Problem
+from gitmem.memory.resplit import resplit
+from gitmem.memory.sections import SEP, Section, headed, split_id_heading, split_sections, title_problem
+from gitmem.records import built_whole
 
 TITLE = "# LESSONS"
 _ID_RE = re.compile(r"^L-([0-9]{4,18})$")

@@ -11,23 +11,13 @@ from typing import Protocol
 
 from gitmem import codes
 from gitmem.memory import fences
-from gitmem.memory.text import (
-    SEP,
-    Entry,
-    Field,
-    Problem,
-    Timestamp,
-    decode_lines,
-    decode_text,
-    first_difference,
-    headed,
-    parse_fields,
-    render_field,
-    split_sections,
-    split_timestamped_heading,
-    strip_trailing_blank,
-    title_problem,
-)
+from gitmem.memory.common_ends import first_difference
+from gitmem.memory.decoding import decode_lines, decode_text
+from gitmem.memory.fields import Entry, Field, parse_fields, render_field
+from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.problems import Problem
+from gitmem.memory.sections import SEP, headed, split_sections, split_timestamped_heading, title_problem
+from gitmem.memory.timestamps import Timestamp
 from gitmem.records import record
 
 TITLE = "# LOG"

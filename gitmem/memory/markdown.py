@@ -1,7 +1,7 @@
 """The structure inside an entry's body, read with mistune: list items and their text without markup.
 
-The line scanner in `text.py` finds entries and `- Key:` fields with exact line numbers, which mistune
-cannot give. Inside an entry, mistune reads what a scanner would get wrong: emphasis, links, code spans,
+The line scanners in `sections.py` and `fields.py` find entries and `- Key:` fields with exact line numbers, which
+mistune cannot give. Inside an entry, mistune reads what a scanner would get wrong: emphasis, links, code spans,
 lazy continuation lines, nested lists. Search indexes this plain text, so `**hello**` is found as `hello`
 and a link is found by its words. mistune loads only here, never on the pre-commit check path.
 """

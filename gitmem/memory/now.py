@@ -8,24 +8,14 @@ from datetime import date
 from functools import cache
 
 from gitmem import codes
+from gitmem.memory.decoding import decode_lines, encoded
 from gitmem.memory.fences import first_heading, is_fence, open_after
+from gitmem.memory.fields import Entry, Field, parse_fields, render_field
+from gitmem.memory.lines import strip_trailing_blank
 from gitmem.memory.once import parsed_once
-from gitmem.memory.text import (
-    SEP,
-    Entry,
-    Field,
-    Problem,
-    Timestamp,
-    decode_lines,
-    encoded,
-    headed,
-    parse_fields,
-    render_field,
-    split_sections,
-    split_timestamped_heading,
-    strip_trailing_blank,
-    title_problem,
-)
+from gitmem.memory.problems import Problem
+from gitmem.memory.sections import SEP, headed, split_sections, split_timestamped_heading, title_problem
+from gitmem.memory.timestamps import Timestamp
 from gitmem.records import record
 
 TITLE = "# NOW"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gitmem.memory import decisions, lessons, log, volumes
-from gitmem.memory.text import decode_text
+from gitmem.memory.decoding import decode_text
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
+from gitmem.memory.common_ends import common_prefix, common_suffix
 from gitmem.memory.fences import FENCE_MARKS
-from gitmem.memory.text import Section, common_prefix, common_suffix, split_sections
+from gitmem.memory.sections import Section, split_sections
 
 
 @dataclass(frozen=True)

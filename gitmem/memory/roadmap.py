@@ -1,8 +1,9 @@
 """ROADMAP.md (optional): the current section is the first `## ` marked `(current)` or holding an open `- [ ]`."""
 from __future__ import annotations
 
+from gitmem.memory.decoding import decode_lines
 from gitmem.memory.fences import is_fence
-from gitmem.memory.text import Section, decode_lines, split_sections
+from gitmem.memory.sections import Section, split_sections
 
 
 def _open_items(section: Section) -> list[str]:

@@ -6,16 +6,12 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from gitmem import codes
+from gitmem.memory.decoding import decode_lines
+from gitmem.memory.digits import parses_with_ascii_digits
+from gitmem.memory.lines import strip_trailing_blank
 from gitmem.memory.once import parsed_once
-from gitmem.memory.text import (
-    SEP,
-    Problem,
-    decode_lines,
-    parses_with_ascii_digits,
-    split_heading,
-    split_sections,
-    strip_trailing_blank,
-)
+from gitmem.memory.problems import Problem
+from gitmem.memory.sections import SEP, split_heading, split_sections
 
 PROVEN, RETIRED = "Proven rules", "Retired"
 _ID_RE = re.compile(r"^R-([0-9]{2,18})$")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gitmem.memory.text import parse_fields
+from gitmem.memory.fields import parse_fields
 
 _COST_RE = re.compile(r"^(?:runner: )?(?:total )?cost(?: usd)?:? \$?([0-9]+(?:\.[0-9]+)?)(?: ?USD)?\b", re.I)
 _PAIR_RE = re.compile(r"^([A-Za-z_]+) ([0-9]+(?:\.[0-9]+)?)$")
@@ -56,7 +56,7 @@ class Recorded:
 
 def evidence_lines(entry_text: str) -> list[str]:
     """The lines of the entry's Evidence field, trimmed: its first one, as the field parser reads it
-    (gitmem.memory.text.parse_fields), which is the field the runner appends its lines to. A line the parser
+    (gitmem.memory.fields.parse_fields), which is the field the runner appends its lines to. A line the parser
     leaves outside it (past a blank or whitespace-only line, or in a second Evidence field) is the agent's text,
     so a `tokens:` line there never stands after the runner's."""
     at = entry_text.find("Evidence:")

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Literal
 from gitmem.checks.amendments import superseded_lines
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, volumes
-from gitmem.memory.text import Timestamp, common_prefix
+from gitmem.memory.common_ends import common_prefix
+from gitmem.memory.timestamps import Timestamp
 
 if TYPE_CHECKING:     # the type only: merging is pure text, no git
     from gitmem.gitio import Resolver

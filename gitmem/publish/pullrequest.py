@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from gitmem import gitio
 from gitmem.memory import log
 from gitmem.memory.decisions import Waiting
-from gitmem.memory.text import one_line, unlinked
+from gitmem.memory.display import unlinked
+from gitmem.memory.lines import one_line
 from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
@@ -180,7 +181,7 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
-# What GitHub acts on in a PR's text besides references (text.unlinked): HTML (a comment `<!--` hides the rest of
+# What GitHub acts on in a PR's text besides references (display.unlinked): HTML (a comment `<!--` hides the rest of
 # the body, the decisions waiting among it; an image calls a tracker), Markdown links, images and emphasis.
 _MARKUP = re.compile(r"[\\`*_\[\]!|~]")
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory.decoding import decode_text
 from gitmem.memory.positions import (
     NO_SHIFTS,
     Shift,
@@ -31,7 +32,6 @@ from gitmem.memory.positions import (
     renumber_lessons,
     side_shifts,
 )
-from gitmem.memory.text import decode_text
 
 
 def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shifts = NO_SHIFTS) -> bytes:

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, tzinfo
 
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.memory.markdown import plain_text
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
 

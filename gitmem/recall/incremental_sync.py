@@ -31,7 +31,7 @@ from typing import Any
 from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.memory import log
-from gitmem.memory.text import UNDECODABLE_NAMED, undecodable
+from gitmem.memory.decoding import UNDECODABLE_NAMED, undecodable
 from gitmem.recall import corpus, sync_state_proof
 from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
 

@@ -18,7 +18,7 @@ from gitmem.checks.violation import Violation
 from gitmem.config import Config, Recall
 from gitmem.config.validate import number_problem
 from gitmem.memory import dates
-from gitmem.memory.text import printable
+from gitmem.memory.display import printable
 from gitmem.recall import encoder, exact, feedback, neighbours, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError

@@ -1,6 +1,6 @@
 """Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
 gitmem/* branches waiting on the human. Every text taken from memory is masked and made printable here, once
-(`gitmem.memory.text.masked_printable`: a bidirectional override or a control character shows as its escape), as
+(`gitmem.memory.display.masked_printable`: a bidirectional override or a control character shows as its escape), as
 the fleet's is."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import date, datetime, time, timedelta
 from gitmem import gitio
 from gitmem.checks.render import unreadable_note
 from gitmem.memory import decisions, lessons, rules
-from gitmem.memory.text import masked_printable
+from gitmem.memory.display import masked_printable
 from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.workspace import Clock, Workspace, log_history

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from gitmem.cycle.permissions import is_revert_note
+from gitmem.memory.fields import field_value, parse_fields
 from gitmem.memory.log import SALVAGED, STARTED
-from gitmem.memory.text import field_value, parse_fields
 from gitmem.memory.usage import TokenUsage, evidence_lines, is_cost_line, parse_cost, parse_usage, recorded
 
 __all__ = ["TokenUsage", "evidence_lines", "parse_cost", "parse_usage"]   # the spending parser's, read here too

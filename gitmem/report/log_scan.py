@@ -20,7 +20,8 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.memory import fences, log
-from gitmem.memory.text import parse_timestamp, undecodable
+from gitmem.memory.decoding import undecodable
+from gitmem.memory.timestamps import parse_timestamp
 from gitmem.report import evidence
 from gitmem.report.model import CloseRow, CycleRow
 from gitmem.workspace.head_and_tail import FileSource

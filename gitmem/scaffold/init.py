@@ -213,7 +213,7 @@ def _kept_not_memory(target: Path, config: Config, kept: list[str], warned: list
     title other than the role's (`# Changelog`, not `# LOG`) and no entry of gitmem's in it. "left alone" read
     as done, and the first `gitmem log add` appended the agent's entries to the project's changelog."""
     from gitmem.memory import decisions, lessons, log, now
-    from gitmem.memory.text import decode_file
+    from gitmem.memory.decoding import decode_file
 
     items: dict[str, Callable[[str], tuple[object, ...]]] = {
         "log": lambda text: log.parse(text).entries, "now": lambda text: now.parse(text, max_blocks=1).blocks,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem.memory import decisions, rules
+from gitmem.memory.lines import one_line
 from gitmem.memory.log import LogEntry
-from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace, cyclelock, runner_cycle
 

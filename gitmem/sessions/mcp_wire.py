@@ -36,7 +36,7 @@ def note_line(text: str) -> str:
     client's (its roots, its error messages): a newline in it would forge a line of its own, an escape would
     act on the terminal, and a client's megabyte would be a megabyte here, so each is shown escaped and the
     line is cut at MAX_SAID characters. Masked as every message gitmem writes is (`gitmem.secrets.scrub`)."""
-    from gitmem.memory.text import masked_printable  # only when there is something to say
+    from gitmem.memory.display import masked_printable  # only when there is something to say
 
     line = "gitmem: mcp: " + masked_printable(text).replace("\n", "\\u000a")
     return line if len(line) <= MAX_SAID else line[:MAX_SAID - 1] + "…"

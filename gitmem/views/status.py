@@ -16,7 +16,8 @@ from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
 from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_streak
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.memory.text import Timestamp, one_line
+from gitmem.memory.lines import one_line
+from gitmem.memory.timestamps import Timestamp
 from gitmem.views import health
 from gitmem.views.kept_branches import kept_branches, with_answers
 from gitmem.workspace import Clock, Workspace, log_history

@@ -36,7 +36,7 @@ from typing import IO, BinaryIO
 
 from gitmem.confined import files
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode_text, undecodable
+from gitmem.memory.decoding import decode_text, undecodable
 from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024

@@ -242,7 +242,7 @@ def test_prepare_refuses_a_memory_branch_that_is_the_base_or_no_plain_branch_nam
 def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
     from datetime import datetime
 
-    from gitmem.memory.text import Timestamp
+    from gitmem.memory.timestamps import Timestamp
     from gitmem.publish.pullrequest import MAX_COMMITS_LISTED, pr_text
 
     when = Timestamp.from_datetime(datetime(2026, 11, 30, 23, 47, tzinfo=UTC))

@@ -11,7 +11,7 @@ import pytest
 
 from gitmem.config import Config, parse_config
 from gitmem.gitio.blobproof import blob_id
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 
 
 def test_blob_id_of_one_part_is_gits_id_and_agrees_with_the_many_part_hash(tmp_path) -> None:
@@ -34,7 +34,7 @@ def test_the_default_time_zone_is_utc_without_the_zone_database_and_others_still
 
 def test_regexes_compiled_on_first_use_still_do_their_jobs() -> None:
     from gitmem.config.nesting import LoneSurrogate, loads_json
-    from gitmem.memory.text import printable, unlinked
+    from gitmem.memory.display import printable, unlinked
 
     assert printable("a\x1b[31mb\u202ec") == "a\\u001b[31mb\\u202ec"
     assert unlinked("@alice fixes #12 and GH-3") == "@\u200balice fixes #\u200b12 and GH-\u200b3"

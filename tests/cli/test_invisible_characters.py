@@ -1,4 +1,4 @@
-"""What a reader cannot see is shown as its escape, as a terminal control is (`gitmem.memory.text.printable`): a
+"""What a reader cannot see is shown as its escape, as a terminal control is (`gitmem.memory.display.printable`): a
 zero-width space, a word joiner, a BOM inside text and the tag characters made `D-0001 · Ship it?` and a title
 holding them look alike in every view, and hid text from the human that a model reads. A zero-width joiner inside
 an emoji sequence or a Persian word is how those are written, and is shown as it is."""
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gitmem.memory.text import printable
+from gitmem.memory.display import printable
 
 HIDDEN = {"zero-width space": "\u200b", "word joiner": "\u2060", "byte order mark": "\ufeff",
           "zero-width joiner after ASCII": "\u200d", "zero-width non-joiner after ASCII": "\u200c",

@@ -471,21 +471,21 @@ def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fie
     day's end: a decision answered before is read for its Answered line alone (4,000 decisions at 100x, nearly
     all answered long ago), and the days find what judging every decision finds."""
     from gitmem.close import writeup
-    from gitmem.memory import decisions, text
+    from gitmem.memory import decisions, fields, timestamps
     from tests.support.world import at
 
     asked = [world.ask(at(9, 8, n), f"Question {n}") for n in range(6)]
     doc = decisions.parse(world.read("DECISIONS.md"))
     # The human's answers, moved to Resolved (as most of a long-lived DECISIONS is); the fifth after the first day.
     for n, decision in enumerate(asked[:5]):
-        when = text.Timestamp.from_datetime(at(12, 9) if n == 4 else at(9, 12, n))
+        when = timestamps.Timestamp.from_datetime(at(12, 9) if n == 4 else at(9, 12, n))
         doc = decisions.move_to_resolved(doc, decision, answer="yes", answered=when, name=HUMAN[0], email=HUMAN[1])
     world.git.commit_files({"DECISIONS.md": decisions.render(doc)}, "answers", author=HUMAN)
     monkeypatch.setattr(decisions, "_PARSED", SameEntries())          # as a new process reads them: none read yet
     doc = decisions.parse(world.read("DECISIONS.md") + "\n")
     moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
-    parsed = counting(monkeypatch, text, "parse_fields")
-    monkeypatch.setattr(decisions, "parse_fields", text.parse_fields)
+    parsed = counting(monkeypatch, fields, "parse_fields")
+    monkeypatch.setattr(decisions, "parse_fields", fields.parse_fields)
     week = writeup.Week(moment)
     found = [week.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC)) for day in (10, 11, 12, 13)]
     read_by_the_close = len(parsed)

@@ -1,7 +1,7 @@
 """What `gitmem close` prints quotes the agent: the day's tasks, the no-build results, the decisions waiting.
 Memory may hold characters a terminal acts on rather than shows (a C1 CSI, a line separator, a bidirectional
 override: none is a control byte the format refuses), so the close shows them as escapes, as `status` and
-`pending` do (gitmem.memory.text.printable), in its text and in its JSON."""
+`pending` do (gitmem.memory.display.printable), in its text and in its JSON."""
 from __future__ import annotations
 
 import json

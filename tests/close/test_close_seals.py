@@ -10,7 +10,7 @@ import pytest
 from gitmem import gitio
 from gitmem.confined import files
 from gitmem.memory import now, volumes
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from tests.support.long_log import entry_count, with_history
 from tests.support.world import World, at, d
 

@@ -191,7 +191,7 @@ def test_a_seal_leaves_the_kept_verdicts_standing(world: World, monkeypatch: pyt
 
     from gitmem.close import verdict_memo
     from gitmem.memory import log
-    from gitmem.memory.text import Timestamp
+    from gitmem.memory.timestamps import Timestamp
     from gitmem.workspace.proofs import proofs_file
 
     _hopeful_lessons(world)

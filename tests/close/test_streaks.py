@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from gitmem.close import day
 from gitmem.memory import log
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from gitmem.report.model import CycleRow, WorkspaceReport
 
 START = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)

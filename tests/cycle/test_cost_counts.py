@@ -16,7 +16,7 @@ from gitmem.close.day import entries_since
 from gitmem.close.writeup import blocked_tasks
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, log
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from gitmem.workspace import Workspace
 from tests.support.helpers import BodiesRead, GitRepo, bodies_read
 
@@ -209,8 +209,9 @@ def log_appended_after_commit(memrepo: GitRepo) -> tuple[Workspace, str]:
 
 def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
     """A LOG of `count` cycles, one an hour from 2026-01-01, those in `blocked_at` blocked on D-0001."""
+    from gitmem.memory.fields import render_field
     from gitmem.memory.log import LogEntry, Outcome, append_entry
-    from gitmem.memory.text import Timestamp, render_field
+    from gitmem.memory.timestamps import Timestamp
 
     text = "# LOG\n"
     for n in range(1, count + 1):
@@ -518,7 +519,7 @@ def test_a_text_read_from_a_file_is_compared_as_the_bytes_read(memrepo: GitRepo)
     this process decoded from a file is answered with the bytes it read, not encoded again (75 MB and 10 MB at
     100x, encoded four times per cycle before); a file that held a BOM or CRLF is not its text's encoding."""
     from gitmem.confined import files
-    from gitmem.memory.text import decode_file_text, encoded
+    from gitmem.memory.decoding import decode_file_text, encoded
 
     memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 1000)
     data = files.read_bytes(memrepo.path, "LOG.md")
@@ -716,17 +717,17 @@ def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_
     decoded (NOW is 10 MB at 100x, and only its top blocks are parsed)."""
     from gitmem.checks.standing import standing
     from gitmem.config import Config
-    from gitmem.memory import text as memory_text
+    from gitmem.memory import decoding
 
     split_into_lines: list[int] = []
-    real = memory_text._decode
+    real = decoding._decode
 
-    def counted(data: bytes, *, split: bool) -> memory_text.Decoded:
+    def counted(data: bytes, *, split: bool) -> decoding.Decoded:
         if split:
             split_into_lines.append(len(data))
         return real(data, split=split)
 
-    monkeypatch.setattr(memory_text, "_decode", counted)
+    monkeypatch.setattr(decoding, "_decode", counted)
     files = {"DECISIONS.md": decisions_of(40, mark=" (standing)").encode(),
              "LESSONS.md": lessons_of(40).replace(b"# LESSONS", b"# LESSONS (standing)", 1),
              "NOW.md": now_of(30).encode(), "LOG.md": log_of(3).encode(),
@@ -738,19 +739,19 @@ def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_
 def test_a_split_looks_only_at_the_lines_that_can_end_a_section(monkeypatch: pytest.MonkeyPatch) -> None:
     """Sections are split at the lines starting with `#` or a fence mark; the others (nearly all of a file) take
     no step of their own, and a deeper heading is passed over without being measured."""
-    from gitmem.memory import text as memory_text
+    from gitmem.memory import sections
 
     measured: list[str] = []
-    real = memory_text.heading_level
+    real = sections.heading_level
 
     def counted(line: str) -> int:
         measured.append(line)
         return real(line)
 
-    monkeypatch.setattr(memory_text, "heading_level", counted)
+    monkeypatch.setattr(sections, "heading_level", counted)
     lines = decisions_of(200).split("\n")
-    preamble, sections = memory_text.split_sections(lines, 2)
-    assert [s.title for s in sections] == ["Pending", "Resolved"]
+    preamble, found = sections.split_sections(lines, 2)
+    assert [s.title for s in found] == ["Pending", "Resolved"]
     assert measured == ["# DECISIONS", "## Pending", "## Resolved"]
 
 

@@ -219,20 +219,20 @@ def test_a_cycle_that_leaves_log_alone_never_decodes_it(tmp_path: Path, git_env:
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """LOG is 75 MB at 100x: postflight judges what the agent appended, so a LOG the agent left as the cycle found
     it is compared as bytes and the runner's entry appended, never decoded whole (it was, before the agent)."""
-    from gitmem.memory import text as memory_text
+    from gitmem.memory import decoding
 
     root = _checked_copy(tmp_path)
     found = (root / "LOG.md").read_bytes()
     size = len(found)
     decoded: list[int] = []
-    real = memory_text._decode
+    real = decoding._decode
 
-    def counted(data: bytes, *, split: bool) -> memory_text.Decoded:
+    def counted(data: bytes, *, split: bool) -> decoding.Decoded:
         if len(data) >= size:
             decoded.append(len(data))
         return real(data, split=split)
 
-    monkeypatch.setattr(memory_text, "_decode", counted)
+    monkeypatch.setattr(decoding, "_decode", counted)
     ws = Workspace.open(root)
     report = run_cycle(ws, CommandBackend(ws.config))
     assert report.commit and report.exit_code == 0

@@ -66,7 +66,7 @@ def test_nothing_forbidden_changes_nothing() -> None:
 
 def test_resolving_and_rewriting_decisions_is_undone_but_new_questions_stay() -> None:
     doc = decisions.parse(DECISIONS)
-    from gitmem.memory.text import parse_timestamp
+    from gitmem.memory.timestamps import parse_timestamp
 
     resolved = decisions.move_to_resolved(doc, "D-0002", answer="no", answered=parse_timestamp("2026-11-29 12:00 UTC"),
                                  name="gitmem-agent", email="agent@gitmem.invalid")
@@ -141,7 +141,7 @@ def test_deleted_lessons_and_files_come_back() -> None:
 
 def test_an_agent_answer_in_place_is_reverted_and_a_human_one_restored() -> None:
     """Rules 4: the agent may not answer in place either, nor touch a human's answer in place."""
-    from gitmem.memory.text import parse_timestamp
+    from gitmem.memory.timestamps import parse_timestamp
 
     doc = decisions.parse(DECISIONS)
     human, _ = decisions.answer_in_place(doc, "D-0002", answer="yes, on Monday", answered=parse_timestamp(

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from gitmem.cycle import postflight
 from gitmem.memory import log
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from tests.support.helpers import GitRepo
 
 

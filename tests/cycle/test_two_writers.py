@@ -592,7 +592,7 @@ def test_a_session_write_under_way_as_a_cycle_starts_is_never_committed_as_the_a
     import time
 
     from gitmem import gitio
-    from gitmem.memory.text import Timestamp
+    from gitmem.memory.timestamps import Timestamp
     from gitmem.workspace import cyclelock, writelock
     from tests.support.helpers import AGENT
     from tests.support.hostile import GITMEM, command_agent

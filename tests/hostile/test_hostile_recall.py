@@ -195,7 +195,7 @@ def test_a_commit_message_never_reaches_the_terminal_as_an_escape(history: Histo
     """Commit messages are indexed as they are, and nothing checks them for control characters as the memory files
     are (GM920): an agent's commit that sets the terminal's title, clears the screen (a one-character C1 CSI) or
     reorders the line is shown with each such character as its `\\uXXXX` escape, in text, JSON and the agent's
-    recall tool alike (gitmem.memory.text.printable)."""
+    recall tool alike (gitmem.memory.display.printable)."""
     history.repo.commit("quokka \x1b]0;pwned\x07 report \x1b[31mred\x9b2J \u202egnp.exe\n\nthe body")
     hostile = ("\x1b", "\x07", "\x9b", "\u202e")
     text = cli(["recall", "quokka"], cwd=history.root)

@@ -14,7 +14,7 @@ import pytest
 from gitmem import gitio
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
-from gitmem.memory.text import control_characters
+from gitmem.memory.decoding import control_characters
 from gitmem.memory_writer import MemoryWriter
 from gitmem.views.actions import cycle_summary
 from tests.support.cycle_support import WritingBackend, built, file_at, is_clean, origin_and_clone

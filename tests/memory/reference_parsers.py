@@ -11,17 +11,12 @@ import re
 
 from gitmem import codes
 from gitmem.memory import decisions, lessons
+from gitmem.memory.decoding import decode_lines
 from gitmem.memory.fences import FENCE_MARKS
-from gitmem.memory.text import (
-    Field,
-    Problem,
-    Section,
-    decode_lines,
-    headed,
-    heading_level,
-    strip_trailing_blank,
-    title_problem,
-)
+from gitmem.memory.fields import Field
+from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.problems import Problem
+from gitmem.memory.sections import Section, headed, heading_level, title_problem
 
 _FIELD_RE = re.compile(r"^[-*] ([A-Z][A-Za-z ]{0,30}?):(?: (.*)|)$")
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.memory import text as text_module
-from gitmem.memory.text import fold_digits
+from gitmem.memory import digits
+from gitmem.memory.digits import fold_digits
 
 DIGITS = [chr(point) for point in range(0x110000) if chr(point).isdecimal()]
 
@@ -33,7 +33,7 @@ def test_every_unicode_digit_folds_to_its_value() -> None:
 def test_a_megabyte_of_digits_converts_each_distinct_digit_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # a megabyte heading holding a `·` was folded digit by digit in Python: 0.7 s for each check that read it
     calls: list[str] = []
-    monkeypatch.setattr(text_module, "int", lambda digit: calls.append(digit) or int(digit), raising=False)
+    monkeypatch.setattr(digits, "int", lambda digit: calls.append(digit) or int(digit), raising=False)
     heading = "2026-11-30 09:00 UTC \u00b7 cycle \u0663\u0664 by " * 35_000
     assert fold_digits(heading) == _digit_by_digit(heading).replace("\u0663", "3").replace("\u0664", "4")
     assert sorted(calls) == ["\u0663", "\u0664"]

@@ -12,7 +12,7 @@ from gitmem.config import Config
 from gitmem.cycle.permissions import enforce
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import log
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from gitmem.publish.merge import merge_log, resolver_for
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,20 +10,11 @@ import pytest
 
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, roadmap, rules
-from gitmem.memory.text import (
-    Field,
-    Timestamp,
-    decode,
-    decode_lines,
-    parse_fields,
-    parse_timestamp,
-    render_field,
-    split_heading,
-    split_sections,
-    split_timestamped_heading,
-    strip_trailing_blank,
-    without_fields,
-)
+from gitmem.memory.decoding import decode, decode_lines
+from gitmem.memory.fields import Field, parse_fields, render_field, without_fields
+from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.sections import split_heading, split_sections, split_timestamped_heading
+from gitmem.memory.timestamps import Timestamp, parse_timestamp
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 

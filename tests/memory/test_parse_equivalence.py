@@ -12,20 +12,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gitmem.memory import decisions, lessons
-from gitmem.memory.text import (
-    Timestamp,
-    decode,
-    decode_file,
-    decode_lines,
-    decoding_problems,
-    field_value,
-    fields_keyed,
-    fields_named,
-    first_field_value,
-    parse_fields,
-    parse_timestamp,
-    split_sections,
-)
+from gitmem.memory.decoding import decode, decode_file, decode_lines, decoding_problems
+from gitmem.memory.fields import field_value, fields_keyed, fields_named, first_field_value, parse_fields
+from gitmem.memory.sections import split_sections
+from gitmem.memory.timestamps import Timestamp, parse_timestamp
 from tests.memory import reference_parsers as old
 
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,11 +173,12 @@ def test_the_synthetic_repositories_parse_as_with_the_old_parsers(scale: float) 
 
 
 def test_a_field_a_section_and_a_timestamp_built_whole_are_the_dataclasses_own() -> None:
-    """The parsers set a Field's, a Section's and a Timestamp's attributes whole (`text.built_whole`): what they
+    """The parsers set a Field's, a Section's and a Timestamp's attributes whole (`records.built_whole`): what they
     build is what the dataclass's `__init__` builds, for equality, hashing, ordering, printing and frozenness."""
     import dataclasses
 
-    from gitmem.memory.text import Field, Section
+    from gitmem.memory.fields import Field
+    from gitmem.memory.sections import Section
 
     field, = parse_fields(["- Key: a", "  b"], 3)
     assert (field, hash(field), repr(field)) == (Field("Key", "a\nb", 3, 4), hash(Field("Key", "a\nb", 3, 4)),

@@ -5,8 +5,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from gitmem.memory import lessons
+from gitmem.memory.decoding import decode_lines
 from gitmem.memory.resplit import resplit
-from gitmem.memory.text import decode_lines, split_sections
+from gitmem.memory.sections import split_sections
 from tests.memory import reference_parsers as old
 from tests.memory.test_parse_equivalence import FENCES, LINES, PROPERTY
 

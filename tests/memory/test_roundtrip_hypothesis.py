@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.memory.text import Timestamp, strip_trailing_blank
+from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.timestamps import Timestamp
 
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

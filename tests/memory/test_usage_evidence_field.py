@@ -1,12 +1,12 @@
 """The spending readers (gitmem.memory.usage.evidence_lines) read the same Evidence field the runner appends its
 `tokens:` line to (gitmem.cycle.postflight, through the field parser): the entry's first Evidence field as
-gitmem.memory.text.parse_fields reads it, whatever lines the agent put around it."""
+gitmem.memory.fields.parse_fields reads it, whatever lines the agent put around it."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.memory.text import parse_fields
+from gitmem.memory.fields import parse_fields
 from gitmem.memory.usage import evidence_lines
 
 LINES = ("- Evidence: did it", "* Evidence: starred", "- Evidence:", "  tokens: input 1, output 0, total 1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitmem.memory import log, volumes
-from gitmem.memory.text import strip_trailing_blank
+from gitmem.memory.lines import strip_trailing_blank
 
 HEAD = b"# LOG\n<!--\nAppend-only: one entry per cycle.\nNever edit old entries.\nMore words.\n-->\n"
 

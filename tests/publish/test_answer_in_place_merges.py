@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gitmem.memory import decisions
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from tests.support.gitcli import git, run_git
 from tests.support.helpers import AGENT, HUMAN, make_repo
 

@@ -87,7 +87,7 @@ def _ask(text: str, number: int, title: str) -> str:
 
 
 def _answer(text: str) -> str:
-    from gitmem.memory.text import parse_timestamp
+    from gitmem.memory.timestamps import parse_timestamp
 
     doc = decisions.move_to_resolved(decisions.parse(text), "D-0001", answer="yes", name="Dana Human",
                             email="dana@example.com", answered=parse_timestamp("2026-11-30 10:05 UTC"))

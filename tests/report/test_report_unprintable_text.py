@@ -1,7 +1,7 @@
 """The report quotes the agent (decision titles and recommendations, the latest close report, branch names).
 Memory may hold characters that act rather than show: a bidirectional override reorders what a reader sees of a
 decision in the page or the job summary (and on the terminal with `--out -`), a C1 control is a terminal's CSI.
-The report shows each as its escape, as `status`, `pending` and the fleet do (gitmem.memory.text.printable)."""
+The report shows each as its escape, as `status`, `pending` and the fleet do (gitmem.memory.display.printable)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime

@@ -168,7 +168,7 @@ def test_the_job_summary_and_outputs_are_masked(tmp_path, monkeypatch: pytest.Mo
 def test_outside_text_is_shown_masked_then_escaped_by_one_function(monkeypatch: pytest.MonkeyPatch) -> None:
     """The report, the fleet, the MCP server's notes and the cycle's notes on the agent all show outside text
     through `masked_printable`: a secret masked and a terminal escape shown, whichever comes first in the text."""
-    from gitmem.memory.text import masked_printable
+    from gitmem.memory.display import masked_printable
 
     monkeypatch.setenv(NAME, SECRET)
     assert masked_printable(f"\x1b]52;c;{SECRET}\x07 and \u202e{SECRET}") == "\\u001b]52;c;***\\u0007 and \\u202e***"

@@ -298,18 +298,17 @@ class BodiesRead:
 
 
 def bodies_read(monkeypatch: pytest.MonkeyPatch, modules: Sequence[object] = ()) -> BodiesRead:
-    """`BodiesRead` by the readers in `modules` (by default the memory parsers': text, decisions and lessons)."""
-    from gitmem.memory import decisions, lessons
-    from gitmem.memory import text as memory_text
+    """`BodiesRead` by the readers in `modules` (by default the memory parsers': fields, decisions and lessons)."""
+    from gitmem.memory import decisions, fields, lessons
 
     found = BodiesRead([])
-    whole, keyed, first = memory_text.parse_fields, memory_text.fields_keyed, memory_text.first_field_value
+    whole, keyed, first = fields.parse_fields, fields.fields_keyed, fields.first_field_value
 
-    def counted(body: tuple[str, ...] | list[str], first_line: int) -> tuple[memory_text.Field, ...]:
+    def counted(body: tuple[str, ...] | list[str], first_line: int) -> tuple[fields.Field, ...]:
         found.reads.append((id(body), first_line, "*"))
         return whole(body, first_line)
 
-    def counted_keyed(body: tuple[str, ...] | list[str], first_line: int, key: str) -> tuple[memory_text.Field, ...]:
+    def counted_keyed(body: tuple[str, ...] | list[str], first_line: int, key: str) -> tuple[fields.Field, ...]:
         found.reads.append((id(body), first_line, key))
         return keyed(body, first_line, key)
 
@@ -317,7 +316,7 @@ def bodies_read(monkeypatch: pytest.MonkeyPatch, modules: Sequence[object] = ())
         found.reads.append((id(body), None, key))
         return first(body, key)
 
-    for module in modules or (memory_text, decisions, lessons):
+    for module in modules or (fields, decisions, lessons):
         for name, replacement in (("parse_fields", counted), ("fields_keyed", counted_keyed),
                                   ("first_field_value", counted_first)):
             if hasattr(module, name):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from gitmem.memory import log, now
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from tests.support.helpers import GitRepo
 
 FIRST = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)   # a cycle an hour from here: 3,000 end on 2026-05-06

@@ -11,7 +11,7 @@ from gitmem.config import load_config
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import log
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from gitmem.views.status import collect_status
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import WritingBackend

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from gitmem.memory import log, now
-from gitmem.memory.text import Timestamp
+from gitmem.memory.timestamps import Timestamp
 from tests.support.synth.text import FACTS, SUPERSEDED, TOPICS, TextGen
 
 # Histories end here, so that a cycle run today on a synthetic repo (a benchmark, a demo) logs a time

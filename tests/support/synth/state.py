@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from gitmem.memory import decisions, lessons, rules
-from gitmem.memory.text import render_field
+from gitmem.memory.fields import render_field
 from tests.support.synth.plan import DECISIONS_1X, LESSONS_1X, Plan, Planted, timestamp
 from tests.support.synth.text import FACTS, TOPICS, TextGen
 

@@ -1,5 +1,5 @@
 """`Section` and `Field`, the two classes a parse builds most of, are records with an `__init__` of their own
-(gitmem.memory.text says why): each takes exactly the class's fields, in order, and the class behaves as the
+(gitmem.memory.sections says why): each takes exactly the class's fields, in order, and the class behaves as the
 standard frozen dataclass of the same fields does."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pickle
 
 import pytest
 
-from gitmem.memory.text import Field, Section
+from gitmem.memory.fields import Field
+from gitmem.memory.sections import Section
 
 VALUES = {Section: ("Title", 3, 5, ("- Key: v", "")), Field: ("Key", "v", 4, 6)}
 
