@@ -29,7 +29,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from gitmem import codes
 from gitmem.config import load_yaml, refused
@@ -37,6 +37,7 @@ from gitmem.config.validate import kind_in_words, text_problem, workspace_name_p
 from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
 from gitmem.fleet.duplicates import refuse_twice
+from gitmem.fleet.place import Place, entry_place
 
 FLEET_NAME = "fleet.yaml"
 MAX_BYTES = 1024 * 1024
@@ -84,24 +85,12 @@ class AgentEntry:
         given = os.path.expanduser(self.repo)
         return (base / given).resolve() if not os.path.isabs(given) else Path(given)
 
-    def place(self, base: Path) -> tuple[object, ...]:
-        """The repository (and branch) this entry reads, the same for each spelling of it: a local directory by
-        its identity on disk (`./a`, `a/`, a link to it, another case of it where the disk ignores case), a
-        GitHub repository by its owner/name (GitHub ignores case; https, ssh and `git@host:` alike), another URL
-        by its host and path without `.git`. Two entries of one place would read one memory twice."""
-        if not self.is_url:
-            return ("local", *_directory_identity(self.local_path(base)))
-        found = github_path(self.repo)
-        if found is not None:
-            return ("github", found.casefold(), self.branch)
-        if SCP_RE.match(self.repo) and "://" not in self.repo:
-            host, _, rest = self.repo.partition("@")[2].partition(":")
-        else:
-            parts = urlsplit(self.repo)
-            if parts.scheme == "file":
-                return ("file", *_directory_identity(Path(unquote(parts.path))), self.branch)
-            host, rest = (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path
-        return ("url", host.casefold(), rest.strip("/").removesuffix(".git"), self.branch)
+    def place(self, base: Path) -> Place:
+        """What this entry reads, the same for each spelling of it (gitmem.fleet.place): two entries of one place
+        and one workspace would read one memory twice."""
+        return entry_place(self.repo, self.branch, base, local=None if self.is_url else self.local_path(base),
+                           github=github_path(self.repo) if self.is_url else None,
+                           scp=bool(SCP_RE.match(self.repo)) and "://" not in self.repo)
 
 
 @dataclass(frozen=True)
@@ -115,16 +104,6 @@ class Fleet:
     def base(self) -> Path:
         """The directory local repo paths are relative to."""
         return self.path.parent
-
-
-def _directory_identity(path: Path) -> tuple[object, ...]:
-    """A directory as the disk knows it (device and inode), whatever names lead to it; its absolute path, folded
-    as the platform folds names, when it cannot be read (then it cannot be read as an agent either)."""
-    try:
-        found = os.stat(path)
-    except (OSError, ValueError):
-        return ("path", os.path.normcase(os.path.abspath(path)))
-    return ("inode", found.st_dev, found.st_ino)
 
 
 def is_url(repo: str) -> bool:

@@ -46,6 +46,7 @@ __all__ = [
     "index_snapshot", "init_repo",
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
+    "newest_successor",
     "is_phase_commit", "last_phase_commit",
     "lock_files", "merge_base", "move_branch",
     "open_repo", "path_ignored", "push",
