@@ -39,7 +39,7 @@ def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> No
     """Raise GM932 (a ConfigError) at the first entry that repeats an earlier one's name or place; `base` is the
     directory local repos are relative to, `shown` the fleet file as the diagnostic names it."""
     names: dict[str, int] = {}
-    places: dict[tuple[object, ...], list[int]] = {}
+    places: dict[tuple[object, ...], list[tuple[int, Place]]] = {}
     for index, entry in enumerate(agents):
         first = names.setdefault(entry.name.casefold(), index)
         if first != index:
@@ -49,8 +49,10 @@ def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> No
             raise _refused(agents, index, shown, f"agents[{index}].name: {entry.name!r} is also the name of "
                            f"agents[{first}]{_at(agents[first], ' (line {})')}{differs}; names are unique")
         place = entry.place(base)
-        readers = places.setdefault(place.key, [])
-        overlapping = next((n for n in readers if place.one_memory(agents[n].workspace, entry.workspace)), None)
+        readers = places.setdefault(place.repository, [])
+        # The branch and the workspaces' folders are read only here, for a repository another entry reads too.
+        overlapping = next((n for n, other in readers if other.branch == place.branch
+                            and place.one_memory(agents[n].workspace, entry.workspace)), None)
         if overlapping is not None:
             earlier = agents[overlapping]
             first_at = f"agents[{overlapping}] ({earlier.name}{_at(earlier, ', line {}')})"
@@ -58,7 +60,7 @@ def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> No
                            f"{first_at}{_spelt(earlier, entry)}: its decisions would show twice in the inbox and "
                            "its spending count twice against the budget; keep one entry, or give each its own "
                            "workspace")
-        readers.append(index)
+        readers.append((index, place))
 
 
 def _what(first: ListedAgent, entry: ListedAgent) -> str:

@@ -89,7 +89,7 @@ class AgentEntry:
     def place(self, base: Path) -> Place:
         """What this entry reads, the same for each spelling of it (gitmem.fleet.place): two entries of one place
         and one workspace would read one memory twice."""
-        return entry_place(self.repo, self.branch, base, local=None if self.is_url else self.local_path(base),
+        return entry_place(self.repo, self.branch, local=None if self.is_url else self.local_path(base),
                            github=github_path(self.repo) if self.is_url else None,
                            scp=bool(SCP_RE.match(self.repo)) and "://" not in self.repo)
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -32,30 +33,41 @@ from gitmem.errors import GitmemError
 
 @dataclass(frozen=True)
 class Place:
+    """Where an entry reads. Its repository costs a `stat` at most; its branch and its workspaces' folders, which
+    open the repository and its gitmem.yaml, are read only when asked: only for entries of a repository that
+    another entry reads too (a fleet of a thousand different folders opens none of them)."""
+
     repository: tuple[object, ...]
-    branch: str | None                     # the branch read; None: a remote's default, not known offline
-    folders: Mapping[str, object] = field(default_factory=dict)    # workspace name -> its memory folder
+    given: str | None                      # fleet.yaml's `branch:`
+    folder: Path | None = None             # the repository's folder on this machine; None: a remote
+    checked_out: bool = False              # read as it is checked out (a path), not fetched (a URL)
+
+    @cached_property
+    def _read(self) -> tuple[str | None, Mapping[str, object]]:
+        if self.folder is None:
+            return self.given, {}
+        return _on_disk(self.folder, self.given, checked_out=self.checked_out)
 
     @property
-    def key(self) -> tuple[object, ...]:
-        """One repository's one branch: entries of equal keys read one memory, workspace apart."""
-        return (*self.repository, self.branch)
+    def branch(self) -> str | None:
+        """The branch the fleet reads; None: a remote's default, not known offline (equal only to itself)."""
+        return self._read[0]
 
     def one_memory(self, workspace: str | None, other: str | None) -> bool:
         """Whether two workspaces of this place are one memory: no workspace is every workspace; one name is one
         workspace; two names are one where both reach one folder (known only where gitmem.yaml is at hand)."""
         if workspace is None or other is None or workspace == other:
             return True
-        folder = self.folders.get(workspace)
-        return folder is not None and folder == self.folders.get(other)
+        folders = self._read[1]
+        folder = folders.get(workspace)
+        return folder is not None and folder == folders.get(other)
 
 
-def entry_place(repo: str, branch: str | None, base: Path, *, local: Path | None, github: str | None,
-                scp: bool) -> Place:
+def entry_place(repo: str, branch: str | None, *, local: Path | None, github: str | None, scp: bool) -> Place:
     """The place of an entry of `repo` and `branch`. `local`: where a local path leads (None for a URL);
     `github`: the URL's owner/name on GitHub; `scp`: whether the URL is git's `user@host:path` form."""
     if local is not None:
-        return _on_disk(local, branch, checked_out=True)
+        return Place(("local", *directory_identity(local)), branch, local, checked_out=True)
     if github is not None:
         return Place(("github", github.casefold()), branch)
     if scp:
@@ -63,7 +75,8 @@ def entry_place(repo: str, branch: str | None, base: Path, *, local: Path | None
         return Place(("url", host.casefold(), rest.strip("/").removesuffix(".git")), branch)
     parts = urlsplit(repo)
     if parts.scheme == "file":
-        return _on_disk(Path(unquote(parts.path)), branch, checked_out=False)
+        folder = Path(unquote(parts.path))
+        return Place(("local", *directory_identity(folder)), branch, folder)
     host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
     return Place(("url", host.casefold(), parts.path.strip("/").removesuffix(".git")), branch)
 
@@ -78,15 +91,14 @@ def directory_identity(path: Path) -> tuple[object, ...]:
     return ("inode", found.st_dev, found.st_ino)
 
 
-def _on_disk(path: Path, branch: str | None, *, checked_out: bool) -> Place:
-    """A repository on this machine: read as it is checked out (`checked_out`: a path), or fetched at `branch`
-    (a `file://` URL: None is its HEAD). A folder that is no repository is its identity alone: it cannot be read,
-    and two spellings of it are still one entry."""
-    identity = ("local", *directory_identity(path))
+def _on_disk(path: Path, branch: str | None, *, checked_out: bool) -> tuple[str | None, dict[str, object]]:
+    """(the branch read, each workspace's folder) of a repository on this machine, read as it is checked out
+    (`checked_out`: a path) or fetched at `branch` (a `file://` URL: None is its HEAD). A folder that is no
+    repository is `branch` and no folders: it cannot be read, and two spellings of it are still one entry."""
     try:
         repo = gitio.open_repo(path)
     except (GitmemError, OSError, ValueError):
-        return Place(identity, branch)
+        return branch, {}
     head = gitio.current_branch(repo) or "HEAD"
     if checked_out or branch is None:
         read = head
@@ -94,7 +106,7 @@ def _on_disk(path: Path, branch: str | None, *, checked_out: bool) -> Place:
         names = [name.removeprefix("refs/heads/") for name in gitio.references(repo, "refs/heads/")]
         found = gitio.newest_successor(names, branch)
         read = found or (head if branch == gitio.MEMORY_BRANCH else branch)
-    return Place(identity, read, _folders(repo, read, checked_out=checked_out))
+    return read, _folders(repo, read, checked_out=checked_out)
 
 
 def _folders(repo: gitio.Repo, branch: str, *, checked_out: bool) -> dict[str, object]:
