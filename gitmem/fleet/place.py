@@ -15,7 +15,8 @@ to know that two entries are one agent. Everything here is known offline; what i
 - The memory folder each workspace name reaches, where the repository's gitmem.yaml is on this machine. A
   workspace name is a key of gitmem.yaml's `workspaces:`, which gitmem matches exactly everywhere (`--workspace
   Docs` is GM929 where only `docs` is defined, on any disk), so `docs` and `Docs` are two workspaces unless
-  their `memory_dir`s are one folder: then they are one memory under two names, and one agent.
+  their `memory_dir`s are one folder (`d` and `./d/`; `d` and `D` where the disk ignores case): then they are
+  one memory under two names, and one agent.
 """
 from __future__ import annotations
 
