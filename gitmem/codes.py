@@ -663,7 +663,8 @@ FLEET_AGENT_UNREADABLE = _code(
 FLEET_AGENT_TWICE = _code(
     "GM932", "fleet-agent-twice",
     "two entries of a fleet file are one agent: the same name (ignoring case: the name is its page's file name), or "
-    "the same repository and workspace however spelt (`./a` and `a/`, a link to it, another case of it), whose "
+    "the same repository, branch and workspace however spelt (`./a` and `a/`, a link to it, another case of it, "
+    "a `file://` URL of it; two workspace names of one folder), whose "
     "decisions would show twice in the inbox and whose spending would count twice against the budget; the fleet "
     "file is refused", "{message}", since=6)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,6 @@ from gitmem.cli.common import (
     json_option,
     write_page,
 )
-from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -29,7 +29,9 @@ DEFAULT_OUT = "fleet-report/index.html"
 fleet_option = click.option("--fleet", "fleet_file", metavar="FILE", default="fleet.yaml", show_default=True,
                             help="The fleet file: `agents:` with name, repo (a local path or a git URL), and "
                                  "optional branch, workspace, stall_after, github, workflow, tokens_per_day and "
-                                 "cost_per_day; optional `budget:` and `pages:` (docs/fleet.md).")
+                                 "cost_per_day; optional `budget:` and `pages:` (docs/fleet.md). `-` reads it from "
+                                 "standard input: errors then name `<stdin>`, and relative repos are read from the "
+                                 "current folder.")
 timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), default=120, show_default=True,
                               metavar="SECONDS", help="Per agent: a remote slower than this is a row with its error, "
                                                       "and the others still show.")
@@ -66,10 +68,10 @@ def _read(chosen: Fleet, timeout: float, offline: bool, *, with_page: bool = Fal
 
 
 def _load(fleet_file: str) -> Fleet:
-    """The fleet file `--fleet` names, validated (gitmem.fleet.fleetfile)."""
-    from gitmem.fleet.fleetfile import load_fleet
+    """The fleet file `--fleet` names (`-`: standard input), validated (gitmem.fleet.fleetfile)."""
+    from gitmem.fleet.fleetfile import open_fleet
 
-    return load_fleet(Path(fleet_file))
+    return open_fleet(fleet_file, stdin=sys.stdin.buffer, cwd=Path.cwd())
 
 
 def _load_and_read(fleet_file: str, timeout: float, offline: bool) -> tuple[Fleet, Any]:
@@ -112,87 +114,16 @@ EXIT_CODES = {
 def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
+    from gitmem.fleet.answer_text import inbox_text
     from gitmem.fleet.answers import pending_data
 
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
         _say(json.dumps(pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
-        _say(_inbox_text(view.inbox, view.rows, public=public))
+        _say(inbox_text(view.inbox, view.rows, public=public))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
-
-
-def _inbox_text(inbox: list[Any], rows: list[Any], *, public: bool) -> str:
-    """The fleet's pending decisions as text: each with where to answer it, or with --public only how many wait
-    on each agent. It says when agents could not be read (stdout alone reaches a job summary)."""
-    from gitmem.fleet.need import nothing_waits, unread_note
-    from gitmem.fleet.public import waiting_counts
-
-    unread = [note] if (note := unread_note(rows)) else []
-    if public:
-        counts = waiting_counts(inbox)
-        lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or [nothing_waits(rows)]
-        return "\n".join([*lines, *unread])
-    lines = [] if inbox else [nothing_waits(rows)]
-    for item in inbox:
-        agent = item.agent + (f"/{item.workspace}" if item.workspace else "")
-        lines.append(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
-        if item.recommendation:
-            lines.append(f"    recommendation: {item.recommendation}")
-        lines.append(f"    answer at: {item.answer_at}")
-        if item.answer_incomplete:
-            lines.append(f"    {INCOMPLETE}")
-    return "\n".join([*lines, *unread])
-
-
-def render_status(rows: list[Any], *, colour: bool, public: bool = False, unreadable: Sequence[str] = ()) -> str:
-    """The health table as text: the fleet in one line, one line per agent (per workspace) most urgent first,
-    then what each verdict is about (for an agent that could not be read, its line of `unreadable`, the GM931
-    diagnostics) and the notes that hold for every agent, once. `public`: verdicts and counts only
-    (`gitmem.fleet.public`)."""
-    from gitmem.fleet.fleetfile import is_url
-    from gitmem.fleet.need import by_need, fleet_notes, headline
-    from gitmem.fleet.public import public_row
-    from gitmem.views.kept_branches import delete_commands
-
-    tints = {"ok": "green", "stalled": "red", "clock ahead": "red", "over budget": "red", "rule 0 streak": "red",
-             "unreadable": "red"}
-    head = ("agent", "verdict", "last cycle", "today", "streak", "pending", "last close", "branches")
-    rows = by_need(public_row(row) for row in rows) if public else by_need(rows)
-    table = [head]
-    for row in rows:
-        if public:
-            last_text = f"{row.last_cycle} {row.last_outcome} {row.last_age} ago" if row.last_cycle is not None else "—"
-            table.append((row.label, row.verdict, last_text, str(row.cycles_today), str(row.streak), str(row.pending),
-                          row.last_close or "—", str(row.waiting_branches)))
-            continue
-        last = row.last_cycle
-        table.append((row.label, row.verdict, f"{last['cycle']} {last['outcome']} {last['age']} ago" if last else "—",
-                      str(row.cycles_today), str((row.streak or {}).get("length", 0)), str(row.pending),
-                      row.last_close or "—", str(len(row.waiting_branches))))
-    widths = [max(len(line[i]) for line in table) for i in range(len(head))]
-    lines = []
-    for n, line in enumerate(table):
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(line)]
-        if n and colour:
-            cells[1] = click.style(cells[1], fg=tints.get(rows[n - 1].verdict, "yellow"))
-        lines.append("  ".join(cells).rstrip())
-    lines += unreadable
-    for row in [] if public else rows:
-        if row.said and not row.error:
-            lines.append(f"{row.label}: {row.said}")
-        review = [name for name in row.waiting_branches if name not in row.deletable_branches]
-        if review:
-            lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
-        for name in row.deletable_branches:
-            # Where the branch is: an agent read in place lists its own branches as they are and a remote's as
-            # `remote/gitmem/...`; a fetched copy's are its remote's (`origin` in the human's clone).
-            remote, _, branch = name.rpartition("gitmem/")
-            here = not remote and not is_url(row.repo)
-            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: "
-                         + delete_commands(f"gitmem/{branch}", here, () if here else (remote.rstrip("/") or "origin",)))
-    return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
 @fleet.command("status", epilog=exit_codes_help(EXIT_CODES))
@@ -224,10 +155,12 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
 def _say_status(chosen: Fleet, view: Any, *, public: bool) -> None:
     """The health table on stdout. The GM931 lines go with it (stdout alone reaches a job summary); a public table
     has none, and its lines, without the errors, go to stderr as the other commands' do."""
+    from gitmem.fleet.answer_text import status_text
     from gitmem.fleet.need import unreadable_diagnostics
 
     unreadable = [] if public else unreadable_diagnostics(chosen, view.rows)
-    _say(render_status(view.rows, colour=colour_wanted(sys.stdout), public=public, unreadable=unreadable).rstrip("\n"))
+    tint = (lambda cell, colour: click.style(cell, fg=colour)) if colour_wanted(sys.stdout) else None
+    _say(status_text(view.rows, tint=tint, public=public, unreadable=unreadable).rstrip("\n"))
     if public:
         _say_unreadable(chosen, view.rows, public=True)
 
@@ -257,60 +190,43 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     chosen = _load(fleet_file)
     target = fleet_page_target(out, chosen.path, public=public)
     view = _read(chosen, timeout, offline, with_page=True)
-    size, written = _write_pages(view, target, chosen, public=public)
-    removed = [] if public else _remove_stale_pages(view, target.parent)
-    _say(f"wrote {target} ({size // 1024} KB) and {written} agent page(s)"
-         + ("; public view: verdicts and counts only" if public else "") + _removed_note(removed))
+    _say(_write_report(view, target, chosen, public=public))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
+def _write_report(view: Any, target: Path, chosen: Fleet, *, public: bool) -> str:
+    """The report's pages written, and those an earlier report left for agents no longer in the fleet removed
+    (none when `public`, which writes no agent pages); what was done, in a line."""
+    from gitmem.fleet.answer_text import report_written
+    from gitmem.fleet.writing import remove_stale
+
+    size, written = _write_pages(view, target, chosen, public=public)
+    with _writing():
+        removed = [] if public else remove_stale(view, target.parent)
+    return report_written(str(target), size, written, removed, public=public)
+
+
 def _write_pages(view: Any, target: Path, chosen: Fleet, *, public: bool) -> tuple[int, int]:
-    """The fleet page at `target` and, unless `public`, each agent's own page beside it, every one judged by
-    `gitmem.fleet.target` before the first is written; (the page's bytes, agent pages written)."""
-    from gitmem.fleet.page import agent_page_names, render_page
-    from gitmem.fleet.target import refuse_replacing
+    """The fleet page at `target` and, unless `public`, each agent's own page beside it, every one judged
+    before the first is written (gitmem.fleet.writing); (the page's bytes, agent pages written)."""
+    from gitmem.fleet.writing import agent_pages, fleet_page
 
-    data = render_page(view, public=public).encode("utf-8")
-    if not public:
-        refuse_replacing([target.parent / name for name in agent_page_names(view)], chosen.path)
+    data = fleet_page(view, target, chosen.path, public=public)
     write_page(target, data)
-    return len(data), 0 if public else _write_agent_pages(view, target.parent)
+    with _writing():
+        return len(data), 0 if public else agent_pages(view, target.parent)
 
 
-def _removed_note(removed: list[str]) -> str:
-    if not removed:
-        return ""
-    return (f"; removed {len(removed)} page(s) an earlier report wrote for agents no longer in the fleet "
-            f"({', '.join(removed[:3])}{', …' if len(removed) > 3 else ''})")
-
-
-def _remove_stale_pages(view: Any, folder: Path) -> list[str]:
-    """The pages an earlier report wrote beside the fleet page for agents no longer in the fleet, removed: they
-    quote memory the fleet no longer shows, and whoever publishes the folder would publish them too."""
-    from gitmem.fleet.page import remove_pages, stale_agent_pages
-
-    stale = stale_agent_pages(folder, view.rows)
-    try:
-        remove_pages(folder, stale)
-    except OSError as err:
-        raise cannot_write(folder / stale[0], err) from None
-    return stale
-
-
-def _write_agent_pages(view: Any, folder: Path) -> int:
-    """The agents' own pages beside the fleet page (gitmem.fleet.page.write_agent_pages); a page that cannot be
-    written is the one refusal of writing a page (a link in the way is FileRefused, exit 2, as it was)."""
-    from gitmem.fleet.page import AGENT_PAGES, write_agent_pages
+@contextmanager
+def _writing() -> Iterator[None]:
+    """A page that cannot be written or removed, as the one refusal of writing a page (exit 2)."""
+    from gitmem.fleet.writing import PageUnwritable
 
     try:
-        return write_agent_pages(view, folder)
-    except OSError as err:
-        raise cannot_write(folder / AGENT_PAGES, err) from None
-
-
-PAGES_OFF = ("GitHub Pages: off in {fleet}, so nothing is published (`pages: public` publishes verdicts and counts "
-             "only, to anyone)")
+        yield
+    except PageUnwritable as err:
+        raise cannot_write(err.target, err.cause) from None
 
 
 @fleet.command("pages", epilog=exit_codes_help(EXIT_CODES))
@@ -328,11 +244,12 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     is refused (exit 2) where an earlier `fleet report`'s agent pages lie beside the page.
     Exit 2 when an agent could not be read (its row says so; the page is still written).
     """
+    from gitmem.fleet.answer_text import PAGES_OFF
     from gitmem.fleet.target import fleet_page_target
 
     chosen = _load(fleet_file)
     if chosen.pages != "public":
-        _say(PAGES_OFF.format(fleet=fleet_file))
+        _say(PAGES_OFF.format(fleet=chosen.path if fleet_file == "-" else fleet_file))
         return ExitCode.OK
     target = fleet_page_target(out, chosen.path, public=True)
     view = _read(chosen, timeout, offline, with_page=True)
@@ -380,27 +297,13 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
 
 def _say_dispatch(chosen: Fleet, view: Any, done: CatchUpPass, *, as_json: bool, public: bool) -> None:
     """The pass on stdout: its --json object (gitmem.fleet.answers), or a line per agent."""
+    from gitmem.fleet.answer_text import dispatch_text
     from gitmem.fleet.answers import dispatch_data
 
     if as_json:
         _say(json.dumps(dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
     else:
-        _say(_dispatch_text(done, public=public))
-
-
-def _dispatch_text(done: CatchUpPass, *, public: bool) -> str:
-    """A line per agent (its decision, why, what was done or failed), then the calls made."""
-    from gitmem.fleet.dispatch import DISPATCH
-
-    lines = []
-    for step in done.steps:
-        did = "; ".join(step.done) or ("would dispatch" if done.dry_run and step.decision == DISPATCH else "")
-        if step.dispatched and not public:
-            did += f" on {step.ref}"
-        said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {did}" if did else "")
-        why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
-        lines.append(said + (f" -> {why}" if step.error else ""))
-    return "\n".join([*lines, f"{done.calls} GitHub API call(s)" + (" (dry run: none made)" if done.dry_run else "")])
+        _say(dispatch_text(done, public=public))
 
 
 COMMANDS = (fleet,)

@@ -6,7 +6,6 @@ from typing import Any
 import click
 
 from gitmem.cli.common import json_option, open_memory, show, show_json, workspace_option
-from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -15,9 +14,6 @@ EXIT_CODES = {
     ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
-# What `pending` says of a decision with half an answer in place.
-INCOMPLETE = ("half an answer is written in it: add the missing `- Answer:` or `- Answered: YYYY-MM-DD HH:MM TZ by "
-              f"Name <email>` line ({DECISION_ANSWER_INCOMPLETE.code}); until then it waits")
 
 
 @click.command("pending", epilog=exit_codes_help(EXIT_CODES))
@@ -50,6 +46,8 @@ def _show(shown: list[dict[str, Any]], path: str) -> None:
         if item["recommendation"]:
             show(f"    recommendation: {item['recommendation']}")
         if item["answer_incomplete"]:
+            from gitmem.views.pending import INCOMPLETE
+
             click.echo(f"    {INCOMPLETE}")
 
 

@@ -2,9 +2,11 @@
 
 - The same name, ignoring case: each name is a file name (agents/NAME.html), and on macOS and Windows `Writer`
   and `writer` are one file, so one agent's page would stand behind the other's link.
-- The same repository (and branch) and workspace, however spelt (`AgentEntry.place`): its decisions would show
-  twice in the inbox and its spending count twice against the fleet's budget. An entry without `workspace:`
-  reads every workspace, so it overlaps any entry of its repository.
+- The same repository, branch and workspace, however spelt (`gitmem.fleet.place`: a path and a `file://` URL of
+  one folder, a branch named and the HEAD it is, two workspace names of one memory folder): its decisions would
+  show twice in the inbox and its spending count twice against the fleet's budget. An entry without
+  `workspace:` reads every workspace, so it overlaps any entry of its repository and branch. What cannot be
+  known offline (a remote's default branch) is never refused.
 
 The refusal names the first entry's line too: in a fleet of a hundred, `agents[57]` is not where an editor goes.
 """
@@ -16,6 +18,7 @@ from typing import Protocol
 
 from gitmem import codes
 from gitmem.config import refused
+from gitmem.fleet.place import Place
 
 
 class ListedAgent(Protocol):
@@ -29,14 +32,14 @@ class ListedAgent(Protocol):
     def workspace(self) -> str | None: ...
     @property
     def line(self) -> int: ...
-    def place(self, base: Path) -> tuple[object, ...]: ...
+    def place(self, base: Path) -> Place: ...
 
 
 def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> None:
     """Raise GM932 (a ConfigError) at the first entry that repeats an earlier one's name or place; `base` is the
     directory local repos are relative to, `shown` the fleet file as the diagnostic names it."""
     names: dict[str, int] = {}
-    places: dict[tuple[object, ...], list[int]] = {}
+    places: dict[tuple[object, ...], list[tuple[int, Place]]] = {}
     for index, entry in enumerate(agents):
         first = names.setdefault(entry.name.casefold(), index)
         if first != index:
@@ -45,8 +48,11 @@ def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> No
                        "ignore case)") if other != entry.name else ""
             raise _refused(agents, index, shown, f"agents[{index}].name: {entry.name!r} is also the name of "
                            f"agents[{first}]{_at(agents[first], ' (line {})')}{differs}; names are unique")
-        readers = places.setdefault(entry.place(base), [])
-        overlapping = next((n for n in readers if _overlap(agents[n].workspace, entry.workspace)), None)
+        place = entry.place(base)
+        readers = places.setdefault(place.repository, [])
+        # The branch and the workspaces' folders are read only here, for a repository another entry reads too.
+        overlapping = next((n for n, other in readers if other.branch == place.branch
+                            and place.one_memory(agents[n].workspace, entry.workspace)), None)
         if overlapping is not None:
             earlier = agents[overlapping]
             first_at = f"agents[{overlapping}] ({earlier.name}{_at(earlier, ', line {}')})"
@@ -54,17 +60,15 @@ def refuse_twice(agents: Sequence[ListedAgent], *, base: Path, shown: str) -> No
                            f"{first_at}{_spelt(earlier, entry)}: its decisions would show twice in the inbox and "
                            "its spending count twice against the budget; keep one entry, or give each its own "
                            "workspace")
-        readers.append(index)
-
-
-def _overlap(one: str | None, other: str | None) -> bool:
-    """Whether two entries' workspaces share one: no workspace is every workspace."""
-    return one is None or other is None or one == other
+        readers.append((index, place))
 
 
 def _what(first: ListedAgent, entry: ListedAgent) -> str:
     """What the two entries both read, in words."""
     shared = entry.workspace or first.workspace
+    if entry.workspace and first.workspace and entry.workspace != first.workspace:
+        return (f"reads the same repository and memory folder (workspace {entry.workspace!r} reaches "
+                f"{first.workspace!r}'s)")
     workspace = f"workspace {shared!r}" if shared else "every workspace"
     return f"reads the same repository and {workspace}"
 

@@ -28,8 +28,8 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 from gitmem import codes
 from gitmem.config import load_yaml, refused
@@ -37,8 +37,10 @@ from gitmem.config.validate import kind_in_words, text_problem, workspace_name_p
 from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
 from gitmem.fleet.duplicates import refuse_twice
+from gitmem.fleet.place import Place, entry_place
 
 FLEET_NAME = "fleet.yaml"
+STDIN, STDIN_SHOWN = "-", "<stdin>"    # `--fleet -` reads the fleet from standard input, named so in diagnostics
 MAX_BYTES = 1024 * 1024
 MAX_AGENTS = 1000
 KEYS = ("name", "repo", "branch", "workspace", "stall_after", "github", "workflow", "tokens_per_day", "cost_per_day")
@@ -84,24 +86,12 @@ class AgentEntry:
         given = os.path.expanduser(self.repo)
         return (base / given).resolve() if not os.path.isabs(given) else Path(given)
 
-    def place(self, base: Path) -> tuple[object, ...]:
-        """The repository (and branch) this entry reads, the same for each spelling of it: a local directory by
-        its identity on disk (`./a`, `a/`, a link to it, another case of it where the disk ignores case), a
-        GitHub repository by its owner/name (GitHub ignores case; https, ssh and `git@host:` alike), another URL
-        by its host and path without `.git`. Two entries of one place would read one memory twice."""
-        if not self.is_url:
-            return ("local", *_directory_identity(self.local_path(base)))
-        found = github_path(self.repo)
-        if found is not None:
-            return ("github", found.casefold(), self.branch)
-        if SCP_RE.match(self.repo) and "://" not in self.repo:
-            host, _, rest = self.repo.partition("@")[2].partition(":")
-        else:
-            parts = urlsplit(self.repo)
-            if parts.scheme == "file":
-                return ("file", *_directory_identity(Path(unquote(parts.path))), self.branch)
-            host, rest = (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path
-        return ("url", host.casefold(), rest.strip("/").removesuffix(".git"), self.branch)
+    def place(self, base: Path) -> Place:
+        """What this entry reads, the same for each spelling of it (gitmem.fleet.place): two entries of one place
+        and one workspace would read one memory twice."""
+        return entry_place(self.repo, self.branch, local=None if self.is_url else self.local_path(base),
+                           github=github_path(self.repo) if self.is_url else None,
+                           scp=bool(SCP_RE.match(self.repo)) and "://" not in self.repo)
 
 
 @dataclass(frozen=True)
@@ -110,25 +100,31 @@ class Fleet:
     agents: tuple[AgentEntry, ...]
     pages: str = "off"             # one of PAGES
     budget: Caps = Caps()          # across the fleet
+    folder: Path | None = None     # where relative repos are read from, when not fleet.yaml's folder (stdin's)
 
     @property
     def base(self) -> Path:
-        """The directory local repo paths are relative to."""
-        return self.path.parent
-
-
-def _directory_identity(path: Path) -> tuple[object, ...]:
-    """A directory as the disk knows it (device and inode), whatever names lead to it; its absolute path, folded
-    as the platform folds names, when it cannot be read (then it cannot be read as an agent either)."""
-    try:
-        found = os.stat(path)
-    except (OSError, ValueError):
-        return ("path", os.path.normcase(os.path.abspath(path)))
-    return ("inode", found.st_dev, found.st_ino)
+        """The directory local repo paths are relative to: fleet.yaml's, or the current one for standard input."""
+        return self.folder or self.path.parent
 
 
 def is_url(repo: str) -> bool:
     return "://" in repo or bool(SCP_RE.match(repo))
+
+
+def open_fleet(given: str, *, stdin: BinaryIO, cwd: Path) -> Fleet:
+    """The fleet file `--fleet` names: `-` is standard input (a generator's output, piped), else the file."""
+    return read_fleet_stream(stdin, cwd=cwd) if given == STDIN else load_fleet(Path(given))
+
+
+def read_fleet_stream(stream: BinaryIO, *, cwd: Path) -> Fleet:
+    """fleet.yaml read from `stream`, validated as a file is: its diagnostics name it `<stdin>` (`<stdin>:4: GM932
+    …`), and its relative repos are read from `cwd`, as a piped file has no folder of its own."""
+    data = stream.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise refused(codes.CONFIG_UNREADABLE, STDIN_SHOWN, f"more than {MAX_BYTES} bytes; a fleet file is at most "
+                      f"{MAX_BYTES}")
+    return parse_fleet(data, path=Path(STDIN_SHOWN), shown=STDIN_SHOWN, folder=cwd)
 
 
 def load_fleet(path: Path) -> Fleet:
@@ -174,7 +170,9 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
+def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME, folder: Path | None = None) -> Fleet:
+    """The fleet in `data`, validated; `path` is the file, `shown` how diagnostics name it, `folder` where relative
+    repos are read from when not `path`'s folder. ConfigError at the first problem."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -213,8 +211,8 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
         raise refused(codes.CONFIG_BAD_VALUE, shown + _line(raw, "agents"),
                       f"{len(items)} agents; at most {MAX_AGENTS}")
     agents = tuple(_entry(item, shown, _item_line(items, index), index) for index, item in enumerate(items))
-    refuse_twice(agents, base=path.parent, shown=shown)
-    return Fleet(path, agents, str(pages), fleet_caps)
+    refuse_twice(agents, base=folder or path.parent, shown=shown)
+    return Fleet(path, agents, str(pages), fleet_caps, folder)
 
 
 def _line(node: Any, key: Any) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "index_snapshot", "init_repo",
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
+    "newest_successor",
     "is_phase_commit", "last_phase_commit",
     "lock_files", "merge_base", "move_branch", "nested_state_paths", "nested_walk",
     "open_repo", "path_ignored", "pinned_walk", "push",

@@ -4,9 +4,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.memory import decisions
 from gitmem.memory.decisions import Waiting
 from gitmem.workspace import Workspace
+
+# What `pending` and `fleet pending` say of a decision with half an answer in place.
+INCOMPLETE = ("half an answer is written in it: add the missing `- Answer:` or `- Answered: YYYY-MM-DD HH:MM TZ by "
+              f"Name <email>` line ({DECISION_ANSWER_INCOMPLETE.code}); until then it waits")
 
 
 def pending(ws: Workspace, *, now: datetime | None = None) -> tuple[Waiting, ...]:

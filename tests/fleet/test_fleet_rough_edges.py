@@ -97,3 +97,35 @@ def test_a_missing_relative_repo_says_where_it_was_looked_for(cli, tmp_path: Pat
     assert done.code == ExitCode.USAGE
     assert (f"team/fleet.yaml:2: GM931 writer: writer is not a directory ({tmp_path / 'team' / 'writer'}: a relative "
             "repo is read from the fleet file's folder)") in done.out, done.out
+
+
+def test_a_fleet_piped_in_with_fleet_dash_is_read_from_standard_input(cli, tmp_path: Path) -> None:
+    """`generate-fleet | gitmem fleet status --fleet -`: it said "no fleet file here" about a file named `-`. Its
+    relative repos are read from the current folder (a pipe has none of its own), its errors name `<stdin>`."""
+    make_repo(tmp_path / "writer")
+    piped = "agents:\n  - name: writer\n    repo: writer\n  - name: gone\n    repo: gone\n"
+    done = cli(["fleet", "status", "--fleet", "-"], cwd=tmp_path, stdin=piped)
+    assert done.code == ExitCode.USAGE, done.err          # `gone` cannot be read; `writer` is
+    assert done.out.startswith("2 agents: 1 unreadable, 1 no cycles yet\n"), done.out
+    assert f"<stdin>:4: GM931 gone: gone is not a directory ({tmp_path / 'gone'}" in done.out, done.out
+    assert "no fleet file here" not in done.err
+    twice = cli(["fleet", "pending", "--fleet", "-"], cwd=tmp_path, stdin=piped.replace("gone", "again").replace(
+        "repo: again", "repo: ./writer/"))
+    assert twice.code == ExitCode.USAGE and twice.out == ""
+    assert twice.err.startswith("gitmem: <stdin>:4: GM932 agents[1] (again): reads the same repository"), twice.err
+    empty = cli(["fleet", "pages", "--fleet", "-"], cwd=tmp_path, stdin="")
+    assert empty.err == f"gitmem: <stdin>:1: {EMPTY}\n"
+
+
+def test_a_fleet_piped_into_the_gitmem_command_is_read(tmp_path: Path) -> None:
+    """The same through a real pipe into the installed command, as a generator's output reaches it."""
+    import subprocess
+    import sys
+
+    make_repo(tmp_path / "writer")
+    done = subprocess.run([sys.executable, "-m", "gitmem", "fleet", "pending", "--json", "--fleet", "-"],
+                          input=b"agents:\n  - name: writer\n    repo: writer\n", cwd=tmp_path, capture_output=True,
+                          check=False)
+    assert done.returncode == ExitCode.OK, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["failed"], answer["unreadable"], answer["decisions"]) == (False, [], [])
