@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 # a name is found on first use (below), so this list is the whole facade.
 __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "Listing",
-    "MAX_CONFIG_BYTES", "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot",
+    "BranchNotMoved", "MAX_CONFIG_BYTES", "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH",
+    "Snapshot",
     "NestedWalk", "StatePath", "blob",
     "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",

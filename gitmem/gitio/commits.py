@@ -260,12 +260,34 @@ def reset_hard(repo: Repo, target: str) -> None:
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.HARD)
 
 
+class BranchNotMoved(RepoError):
+    """`move_branch` left the branch where it was: it moved meanwhile, or the checkout holds a human's change the
+    move would overwrite. Nothing was changed."""
+
+
+class _InTheWay(pygit2.CheckoutCallbacks):
+    """The paths a checkout would have to overwrite: a change not committed, a file not tracked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def checkout_notify_flags(self) -> pygit2.enums.CheckoutNotify:
+        return pygit2.enums.CheckoutNotify.CONFLICT
+
+    def checkout_notify(self, why: Any, path: str, baseline: Any, target: Any, workdir: Any) -> None:
+        self.paths.append(path)
+
+
 def move_branch(repo: Repo, branch: str, target: str, *, expected: str) -> bool:
     """Move refs/heads/<branch> from `expected` to `target`, compare-and-swap: the ref is locked (as `git update-ref
     B NEW OLD` locks it) while it is checked and moved, and a branch that holds anything but `expected` is left as
-    it is (RepoError). The index and work tree follow, as `reset --hard` moves them, only when HEAD is on that
-    branch at that moment: a human who switched to another branch meanwhile keeps their checkout, staged files and
-    all, and the branch they switched to never moves. True when the checkout followed the branch."""
+    it is (BranchNotMoved). The index and work tree follow only when HEAD is on that branch at that moment, and
+    as `git switch` carries a checkout, not as `reset --hard` does: what the human changed and did not commit (an
+    edit, a staged file, an untracked file) stays as it is, and where the move would have to overwrite it, nothing
+    moves (BranchNotMoved, naming the paths). A push runs outside the cycle's lock, so a human may be editing this
+    checkout while it rebases. A human who switched to another branch meanwhile keeps their checkout, and the
+    branch they switched to never moves. True when the checkout followed the branch."""
     raw = repo.raw
     ref = f"refs/heads/{branch}"
     new = _oid(repo, target)
@@ -274,14 +296,23 @@ def move_branch(repo: Repo, branch: str, target: str, *, expected: str) -> bool:
         held = raw.references.get(ref)
         if held is None or str(held.target) != expected:
             now = str(held.target)[:10] if held is not None else "gone"
-            raise RepoError(f"{branch} moved while gitmem worked on it ({expected[:10]}, now {now}); it was left "
-                            "as it is")
+            raise BranchNotMoved(f"{branch} moved while gitmem worked on it ({expected[:10]}, now {now}); it was "
+                                 "left as it is")
         head = raw.references.get("HEAD")
         follows = head is not None and head.type == pygit2.enums.ReferenceType.SYMBOLIC and head.target == ref
         if follows:
-            # Before the ref moves: the checkout's baseline is the tree HEAD holds, so files the target lacks go.
-            raw.checkout_tree(raw[new].peel(pygit2.Tree),  # type: ignore[no-untyped-call]
-                              strategy=pygit2.enums.CheckoutStrategy.FORCE)
+            # Before the ref moves: the checkout's baseline is the tree HEAD holds, so files the target lacks go,
+            # and a file that differs from it is someone's change, kept or in the way (libgit2 looks at every
+            # path before it writes one, so a refusal writes nothing).
+            in_the_way = _InTheWay()
+            try:
+                raw.checkout_tree(raw[new].peel(pygit2.Tree),  # type: ignore[no-untyped-call]
+                                  strategy=pygit2.enums.CheckoutStrategy.SAFE, callbacks=in_the_way)
+            except pygit2.GitError as err:
+                named = ", ".join(in_the_way.paths[:5]) + (" ..." if len(in_the_way.paths) > 5 else "")
+                raise BranchNotMoved(
+                    f"{branch} was left at {expected[:10]}: moving it to {target[:10]} would overwrite what the work "
+                    f"tree holds uncommitted ({named or err}); commit or stash it, then run again") from err
         moving.set_target(ref, new, message=f"gitmem: move {branch}")
     return follows
 

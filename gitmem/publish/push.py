@@ -224,6 +224,11 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
                 left = rebased.head or before
             gitio.push(repo, remote, f"refs/heads/{local}", branch)
+        except gitio.BranchNotMoved as err:     # a human's change in this checkout, or their commit: theirs stays
+            result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
+            result.messages.append(only_local(result.remote, (local,)))
+            result.commit = _tip(repo, local)
+            return result
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
             if err.refused:             # the same answer on every try: no retry, a branch the remote accepts
@@ -336,10 +341,18 @@ def checkout_kept(local: str) -> str:
             f"tree) was left as it is; `git switch {local}` to see what was published")
 
 
-def _move(repo: gitio.Repo, result: SyncResult, local: str, target: str, *, expected: str) -> None:
-    """Move `local` from `expected` to `target` (gitio.move_branch), saying so when the checkout stayed."""
-    if not gitio.move_branch(repo, local, target, expected=expected):
+def _move(repo: gitio.Repo, result: SyncResult, local: str, target: str, *, expected: str) -> bool:
+    """Move `local` from `expected` to `target` (gitio.move_branch), saying so when the checkout stayed. False, and
+    why in the messages, when the branch stayed where it was (gitio.BranchNotMoved: it moved meanwhile, or the
+    checkout holds a human's change the move would overwrite)."""
+    try:
+        followed = gitio.move_branch(repo, local, target, expected=expected)
+    except gitio.BranchNotMoved as err:
+        result.messages.append(str(err))
+        return False
+    if not followed:
         result.messages.append(checkout_kept(local))
+    return True
 
 
 # What a rewrite of memory history looks like to `gitmem verify`: anything else on the upstream (a format slip
@@ -452,9 +465,10 @@ def _divert(repo: gitio.Repo, result: SyncResult, local: str, conflict_branch: s
         result.messages.append(only_local(result.remote, (local, name)))
         result.status = PushStatus.FAILED
         return result
-    _move(repo, result, local, upstream, expected=tip)
-    result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
-                           f"local {local} now matches {result.remote}/{result.branch}; "
+    now = (f"local {local} now matches {result.remote}/{result.branch}" if _move(repo, result, local, upstream,
+                                                                                 expected=tip)
+           else f"local {local} holds it too")
+    result.messages.append(f"the work is on branch {name} (local and {result.remote}); {now}; "
                            f"land it by memory rules with `git fetch {result.remote} && gitmem merge "
                            f"{result.remote}/{name}`")
     return result

@@ -89,7 +89,7 @@ def test_a_blob_is_read_whole_loose_or_packed_and_nothing_else_passes_for_one(me
 
 def test_a_branch_moves_only_from_the_tip_expected_and_the_checkout_follows_only_on_it(memrepo: GitRepo) -> None:
     """`move_branch` is a compare-and-swap on the ref: a branch someone moved is left as they left it; the index and
-    work tree follow as `reset --hard` moves them while HEAD is on the branch, and stay alone when it is not."""
+    work tree follow while HEAD is on the branch (as `git switch` carries them), and stay alone when it is not."""
     start = memrepo.head()
     memrepo.commit_files({"new.txt": "new\n"}, "new")
     newer = memrepo.head()
