@@ -1,6 +1,7 @@
-"""The bullets of a source's markdown as Markdown (CommonMark) reads them: a code fence or an HTML comment that
-opens inside a bullet's item ends with that item, and a fence closes only on its own kind of fence. A malformed
-item never swallows the facts after it in silence."""
+"""The list items of a source's markdown as Markdown (CommonMark) reads them: bulleted or numbered; a code fence or
+an HTML comment that opens inside an item ends with that item, one at column 0 under an item ends the item and runs
+to its own end, and a fence closes only on its own kind of fence. A malformed item never swallows the facts after
+it in silence."""
 from __future__ import annotations
 
 import json
@@ -21,6 +22,9 @@ SOURCES = {
     "an unclosed comment in an item": "- Run it like\n  <!-- a note\n- second fact\n- third fact\n",
     "a fence closed by the other kind": "- first\n\n```\ncode\n~~~\n- not a fact\n```\n- second fact\n",
     "a short fence in a long one": "- first\n\n````\n```\n- not a fact\n````\n- second fact\n",
+    "numbered items": "Steps, as in\n1984. A good year\n\n1. Build it\n2) Test it\n",
+    "a fence at column 0 under an item": "- first\n```\n- not a fact\n```\n- second fact\n",
+    "a comment at column 0 under an item": "- first\n<!-- off\n- not a fact\n-->\n- second fact\n",
 }
 
 

@@ -238,6 +238,11 @@ CODE_SHAPES = {
     "a comment left open": ("Prose @f1.md here.\n\n<!-- switched off\nhidden @f2.md line\n", {1}),
     "the text after a comment's end": ("<!-- off @f1.md --> Then @f2.md in prose.\n\n<!-- switched off @f3.md\n"
                                        "hidden @f4.md -->  After @f5.md the comment.\n", {2, 5}),
+    "a fence at column 0 under a list item": ("- Run it like @f1.md\n```\nmake @f2.md\n```\nAfter @f3.md the fence.\n",
+                                              {1, 3}),
+    "a comment at column 0 under a list item": ("- Switch @f1.md on\n<!-- off\nhidden @f2.md line\n-->\n"
+                                                "After @f3.md the comment.\n", {1, 3}),
+    "an indented line under a comment's end": ("<!-- off --> Then @f1.md in prose.\n    shown @f2.md in code\n", {1}),
 }
 
 
