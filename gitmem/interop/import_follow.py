@@ -24,12 +24,16 @@ from gitmem.interop.sources import NotRead, Reader, SourceFile
 IMPORT_HOPS = 5      # how deep Claude Code and Gemini CLI follow an imported file's own imports
 
 
+# What a source reads in one of its files, given the source's prefix: the facts, and the `@path` imports (each line
+# and path); a file it cannot read (a frontmatter that does not parse) is a problem the reader holds.
+FileReading = Callable[[Reader, SourceFile, str], tuple[list[Fact], list[tuple[int, str]]]]
+
+
 @dataclass(frozen=True)
 class Following:
-    """How one source reads the files its memory files import."""
+    """How one source reads its memory files and the files they import."""
 
-    facts: Callable[[SourceFile, str], list[Fact]]       # the facts of a file read, given the source's prefix
-    imports: Callable[[str], list[tuple[int, str]]]      # a file's `@path` imports: each line and path
+    read: FileReading
     place: str                                           # where an import must stay: "the project"
 
 
@@ -40,8 +44,8 @@ def read_with_imports(reader: Reader, prefix: str, rel: str, seen: set[str], hop
     loaded = reader.read(rel)
     if loaded is None:
         return []
-    return [*following.facts(loaded, prefix),
-            *follow_imports(reader, prefix, rel, following.imports(loaded.text), seen, hop, following)]
+    facts, imports = following.read(reader, loaded, prefix)
+    return [*facts, *follow_imports(reader, prefix, rel, imports, seen, hop, following)]
 
 
 def follow_imports(reader: Reader, prefix: str, name: str, imports: list[tuple[int, str]], seen: set[str],

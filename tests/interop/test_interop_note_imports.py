@@ -104,7 +104,8 @@ def test_a_secret_in_an_import_path_is_masked_where_it_is_said(memrepo: GitRepo,
 
 def test_copilots_path_specific_instructions_and_geminis_named_context_files_are_read(
         memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
-    """GitHub Copilot CLI loads every `*.instructions.md` below `.github/instructions/` (its `applyTo:` says when);
+    """GitHub Copilot CLI loads every `*.instructions.md` below `.github/instructions/` (its `applyTo:` says for which
+    files, and so does each note);
     Gemini CLI loads the context files the project's `.gemini/settings.json` names (`context.fileName`)."""
     put(memrepo.path, {
         ".github/instructions/python/tests.instructions.md": '---\napplyTo: "**/*.py"\n---\n\n- Use pytest.\n',
@@ -112,7 +113,7 @@ def test_copilots_path_specific_instructions_and_geminis_named_context_files_are
         ".gemini/settings.json": '{"context": {"fileName": ["CONTEXT.md", "GEMINI.md", "../up.md"]}}',
         "CONTEXT.md": "# Context\n\nThe staging server restarts at noon.\n"})
     assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
-        ("./.github/instructions/python/tests.instructions.md", 5, "Use pytest."),
+        ("./.github/instructions/python/tests.instructions.md", 5, "(for **/*.py) Use pytest."),
         ("./CONTEXT.md", 3, "The staging server restarts at noon.")]
 
 
