@@ -7,9 +7,10 @@
   tool": `toolUsageRememberingFacts` in the pinned release, agent-cli/gemini-cli). So every bullet and paragraph
   of it is a memory, outside gitmem's managed blocks and lines of `@path` imports alone. The files it imports are
   read too, found as Gemini CLI finds them (gitmem.interop.at_imports; never in code) and followed as it loads them
-  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep; an import of anything else is said
-  under `not_read`. A project's own GEMINI.md may hold the same section, which is read here; the rest of it is
-  the project's notes (gitmem.interop.notes).
+  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep (Gemini CLI goes on to a repository
+  holding `~/.gemini`; why gitmem does not, there); an import of anything else is said under `not_read`. A
+  project's own GEMINI.md may hold the same section, which is read here; the rest of it is the project's notes
+  (gitmem.interop.notes).
 - the project's private memory folder, a `MEMORY.md` index with topic files in Claude Code's shape
   (gitmem.interop.topic_files), found as Gemini CLI finds it (gitmem.interop.gemini_places), or the folder
   `--from` names;

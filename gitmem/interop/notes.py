@@ -8,8 +8,8 @@ The files, as each CLI the project supports finds them at the top of the project
 needs no name of its own: OpenCode, Codex, Cursor):
 - Claude Code: `CLAUDE.md` or `.claude/CLAUDE.md`, and the personal `CLAUDE.local.md` (code.claude.com/docs/en/
   memory, "Determine memory type"), and every `*.md` below `.claude/rules/` (the pinned release's
-  `getMemoryFilesForNestedDirectory`: a rule's `paths:` frontmatter only says when it loads, so its body is read
-  either way); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
+  `getMemoryFilesForNestedDirectory`: a rule's `paths:` frontmatter says for which files it loads, and each of its
+  notes says so: `_instructions`); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
 - Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
 - GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
   instruction discovery, as the pinned release, agent-cli/copilot, carries it), and every `*.instructions.md` below
