@@ -10,9 +10,11 @@ is indented less than the item's text (a lazy line): a fence, a comment, a headi
 first, so a fence at column 0 under an item opens a block of the file's own, which only its closing fence ends. A
 line that opens with `<!--` opens a comment that runs to the line holding `-->`, or where its list item ends; a
 fence inside a comment opens nothing. What follows the `-->` on its line is text (`<!-- off --> see @x.md`, a
-multi-line comment's `-->  @x.md`): Claude Code, which drops a comment of its own lines from what its model reads,
-keeps that text and follows an import there (its `stripHtmlComments`), and so does Gemini CLI, so it is text to the
-imports and the notes alike. It is no paragraph, though (CommonMark keeps it in the comment's HTML block): an
+multi-line comment's `-->  @x.md`): Claude Code, which drops a comment standing as a block of its own (outside a
+list) from what its model reads, keeps that text and follows an import there (its `stripHtmlComments`), and so does
+Gemini CLI, so it is text to the imports and the notes alike. A comment inside a paragraph is the paragraph's, in
+its note as both CLIs show it to their model; it hides an import (gitmem.interop.at_imports), as Claude Code's
+extractor skips it. It is no paragraph, though (CommonMark keeps it in the comment's HTML block): an
 indented line under it opens an indented block, where Claude Code follows no import.
 """
 from __future__ import annotations
