@@ -45,6 +45,21 @@ def test_bullets_are_the_list_items_markdown_reads(name: str) -> None:
     assert got == markdown_items(text), name
 
 
+def markdown_paragraphs(text: str) -> list[str]:
+    """The text of each top-level paragraph as mistune reads `text`: no heading, no thematic break."""
+    return ["".join(child.get("raw", "") or "\n" for child in node["children"])
+            for node in mistune.create_markdown(renderer=None)(text) if node["type"] == "paragraph"]
+
+
+def test_a_setext_heading_and_a_thematic_break_are_no_notes() -> None:
+    """`===` or `---` under a paragraph makes it a heading (`One more. Still it.` too), and the notes below stand
+    under it; a line of `***` or `- - -` elsewhere is a break between notes, none itself."""
+    text = "Team rules\n==========\n\nShip on Fridays.\n\n***\n\nTabs in Makefiles.\n- - -\nOne more.\nStill it.\n---\n"
+    found = list(blocks(text))
+    assert [block.text for block in found] == markdown_paragraphs(text) == ["Ship on Fridays.", "Tabs in Makefiles."]
+    assert {block.heading for block in found} == {"Team rules"}
+
+
 def test_a_fence_left_open_in_one_memory_loses_none_of_the_next(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
                                                                 tmp_path: Path) -> None:
     put(tmp_path / "codex", {"raw_memories.md": "- Run the suite like\n  ```\n  make test\n- Rebase before "
