@@ -7,9 +7,10 @@
   tool": `toolUsageRememberingFacts` in the pinned release, agent-cli/gemini-cli). So every bullet and paragraph
   of it is a memory, outside gitmem's managed blocks and lines of `@path` imports alone. The files it imports are
   read too, found as Gemini CLI finds them (gitmem.interop.at_imports; never in code) and followed as it loads them
-  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep; an import of anything else is said
-  under `not_read`. A project's own GEMINI.md may hold the same section, which is read here; the rest of it is
-  the project's notes (gitmem.interop.notes).
+  (gitmem.interop.import_follow): inside `~/.gemini` only, five hops deep (Gemini CLI goes on to a repository
+  holding `~/.gemini`; why gitmem does not, there); an import of anything else is said under `not_read`. A
+  project's own GEMINI.md may hold the same section, which is read here; the rest of it is the project's notes
+  (gitmem.interop.notes).
 - the project's private memory folder, a `MEMORY.md` index with topic files in Claude Code's shape
   (gitmem.interop.topic_files), found as Gemini CLI finds it (gitmem.interop.gemini_places), or the folder
   `--from` names;
@@ -52,20 +53,16 @@ def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list
             for block in blocks(body, first)]
 
 
-def _memories(loaded: SourceFile, prefix: str) -> list[Fact]:
+def _memories(reader: Reader, loaded: SourceFile, prefix: str) -> tuple[list[Fact], list[tuple[int, str]]]:
     """Every bullet and paragraph of a global memory file, or of a file it imports, the section's and the rest,
-    outside gitmem's managed blocks and lines of `@path` imports alone: the model writes its memories anywhere."""
-    return [Fact(NAME, f"{prefix}/{loaded.rel}", block.line, block.text, PROPOSAL, loaded.written)
-            for block in note_blocks(loaded.text)]
+    outside gitmem's managed blocks and lines of `@path` imports alone: the model writes its memories anywhere. Its
+    imports are those Gemini CLI, the one CLI that loads it, finds."""
+    return ([Fact(NAME, f"{prefix}/{loaded.rel}", block.line, block.text, PROPOSAL, loaded.written)
+             for block in note_blocks(loaded.text)], import_lines(loaded.text, gemini_only=True))
 
 
-def _global_imports(text: str) -> list[tuple[int, str]]:
-    return import_lines(text, gemini_only=True)
-
-
-# The global memory's imports, found and followed as Gemini CLI, the one CLI that loads it, finds and follows them:
-# inside its own folder only (import_follow).
-_GLOBAL = Following(_memories, _global_imports, "Gemini CLI's own folder")
+# The global memory's imports, followed as Gemini CLI follows them: inside its own folder only (import_follow).
+_GLOBAL = Following(_memories, "Gemini CLI's own folder")
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:

@@ -1,9 +1,16 @@
 """Following the `@path` imports of a memory file the agent CLIs load, as Claude Code and Gemini CLI load them: a
 path relative to the importing file, IMPORT_HOPS deep (code.claude.com/docs/en/memory, "Import additional files";
 Gemini CLI's `processImports`, maxDepth 5), each file once, and only inside the folder the CLI allows: the project
-for the project's files; `~/.gemini` for Gemini CLI's global memory, which `processImports` bounds to the
-project root it finds above that file's folder, the folder itself when no `.git` is above it
-(packages/core/src/utils/memoryImportProcessor.ts, `findProjectRoot` and `validateImportPath`).
+for the project's files; `~/.gemini` for Gemini CLI's global memory.
+
+There gitmem stops short of Gemini CLI on purpose. The pinned release bounds the global memory's imports by the
+nearest folder above `~/.gemini` that holds a `.git` (packages/core/src/utils/memoryImportProcessor.ts,
+`findProjectRoot` and `validateImportPath`), `~/.gemini` itself only when none does: so in a home kept as a
+repository (dotfiles), or under a `.git` some tool left higher up, it loads `@../notes/x.md` from anywhere in it.
+That bound is an accident of where a `.git` happens to be, not a place the user chose for Gemini's memory; what
+lies there is the rest of their home, which `gitmem import gemini` would propose as Gemini's memories. So the
+import reads `~/.gemini` only, whatever is above it, and names each import outside it under `not_read`: the user
+sees what was left and can import that folder with `--from`.
 
 What is not read is said (`NotRead`) and stops nothing: a path at home or outside that folder (nothing outside is
 read), a file that is not markdown, a markdown file that is not there. A name that looks like a path yet names
@@ -24,12 +31,16 @@ from gitmem.interop.sources import NotRead, Reader, SourceFile
 IMPORT_HOPS = 5      # how deep Claude Code and Gemini CLI follow an imported file's own imports
 
 
+# What a source reads in one of its files, given the source's prefix: the facts, and the `@path` imports (each line
+# and path); a file it cannot read (a frontmatter that does not parse) is a problem the reader holds.
+FileReading = Callable[[Reader, SourceFile, str], tuple[list[Fact], list[tuple[int, str]]]]
+
+
 @dataclass(frozen=True)
 class Following:
-    """How one source reads the files its memory files import."""
+    """How one source reads its memory files and the files they import."""
 
-    facts: Callable[[SourceFile, str], list[Fact]]       # the facts of a file read, given the source's prefix
-    imports: Callable[[str], list[tuple[int, str]]]      # a file's `@path` imports: each line and path
+    read: FileReading
     place: str                                           # where an import must stay: "the project"
 
 
@@ -40,8 +51,8 @@ def read_with_imports(reader: Reader, prefix: str, rel: str, seen: set[str], hop
     loaded = reader.read(rel)
     if loaded is None:
         return []
-    return [*following.facts(loaded, prefix),
-            *follow_imports(reader, prefix, rel, following.imports(loaded.text), seen, hop, following)]
+    facts, imports = following.read(reader, loaded, prefix)
+    return [*facts, *follow_imports(reader, prefix, rel, imports, seen, hop, following)]
 
 
 def follow_imports(reader: Reader, prefix: str, name: str, imports: list[tuple[int, str]], seen: set[str],

@@ -11,8 +11,11 @@ from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 from gitmem.interop.at_imports import at_imports
 from gitmem.interop.code_blocks import line_texts
 
-_BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
+# A list item, bulleted (`-`, `*`, `+`) or numbered (`1.`, `2)`), its task box taken off with its marker.
+_BULLET_RE = re.compile(r"^(?:[-*+]|(?P<number>[0-9]{1,9})[.)]) (?:\[[ xX]\] )?(.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
+_BREAK_RE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")     # `---`, `***`, `- - -`
+_UNDERLINE_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")                # under a paragraph: a setext heading's
 _BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
 _END_RE = re.compile(r"^<!-- gitmem:end (\S+) -->$")
 
@@ -34,14 +37,15 @@ class Frontmatter:
 
 
 def frontmatter(text: str) -> Frontmatter:
-    """Split a `---` YAML frontmatter off `text` (Claude Code's topic files open with one)."""
+    """Split a `---` YAML frontmatter off `text` (Claude Code's topic files open with one). A `---` that no line
+    closes opens none, as Claude Code reads it (its frontmatter pattern needs a closing `---`): the line is a
+    thematic break, and the text all body."""
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    if lines[0].strip() != "---":
         return Frontmatter({}, text, 1)
-    try:
-        close = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
-    except StopIteration:
-        return Frontmatter({}, text, 1, (1, "opens a frontmatter with `---` and never closes it"))
+    close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    if close is None:
+        return Frontmatter({}, text, 1)
     from ruamel.yaml.error import YAMLError
 
     try:
@@ -81,8 +85,8 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
-    """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code blocks and
-    HTML comments; headings are not blocks, but each block knows its heading.
+    """List items, bulleted or numbered (with their indented continuation lines and sub-items), and paragraphs,
+    outside code blocks and HTML comments; headings are not blocks, but each block knows its heading.
 
     Code and comments are what gitmem.interop.code_blocks says they are, the rule the `@path` imports are found by
     too: a fenced or indented block, or a comment, is no note and no part of one (a note lands as a line of text),
@@ -104,15 +108,24 @@ def _blocks(raws: list[str | None], first_line: int) -> Iterator[Block]:
         if raw is None:
             continue
         number, line = first_line + offset, raw.rstrip()
+        if current and not is_bullet and _UNDERLINE_RE.match(line):
+            heading, current = " ".join(current), []     # a setext heading's: the paragraph above is its title
+            continue
+        if _BREAK_RE.match(line):
+            yield from flush()
+            current = []                                  # a thematic break: no note, and the end of the one above
+            continue
         heading_match = _HEADING_RE.match(line)
         bullet = _BULLET_RE.match(line)
+        if bullet and bullet.group("number") not in (None, "1") and current and not is_bullet:
+            bullet = None       # a number other than 1 opens no list inside a paragraph: `1984. A good year` goes on
         if heading_match or not line.strip() or bullet:
             yield from flush()
             current = []
         if heading_match:
             heading = heading_match.group(2).strip()
         elif bullet:
-            current, start, is_bullet = [bullet.group(1)], number, True
+            current, start, is_bullet = [bullet.group(2)], number, True
         elif line.strip():
             if current and is_bullet and not raw.startswith((" ", "\t")):
                 yield from flush()

@@ -3,8 +3,10 @@ agent-cli/): a memory file imports inside a sentence, several on a line, and sho
 address and a package name; what reaches the model from the imported files is what `gitmem import` reads. Gemini
 CLI's scan sees only backtick runs as code, so it alone loads an import shown in an indented block or a `~~~`
 fence, which gitmem, as Claude Code, never follows; Claude Code alone takes one in bold or as a link's text, which
-gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory. Skipped, loudly, only where npm
-cannot install the CLIs."""
+gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory. Where CommonMark ends a list item
+or an HTML block, Claude Code's lexer does too, and so does gitmem: a fence or a comment at column 0 under an item
+runs to its own end, and a line indented under a comment's `-->` is code; a frontmatter is cut off before any import
+is looked for. Skipped, loudly, only where npm cannot install the CLIs."""
 from __future__ import annotations
 
 import json
@@ -84,3 +86,32 @@ def test_gemini_cli_loads_the_global_memorys_imports_gitmem_reads(memrepo: GitRe
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     read = read_by_gitmem(cli(["import", "gemini", "--dry-run", "--json"], cwd=memrepo.path))
     assert read == loaded - {"indented", "tilde"}, "an import in bold or a link's text is only Claude Code's"
+
+
+# Each shape hides the import of one file from Claude Code, beside one it loads; the words say which reached it.
+EDGES = {"item": "An item's import is loaded.", "fenced": "A fence under an item is no import.",
+         "after": "The prose after a fence is loaded.", "commented": "A comment under an item is no import.",
+         "indented": "A line indented under a comment's end is code.", "front": "A frontmatter holds no import."}
+EDGE_MEMORY = ("---\ndescription: see @docs/front.md\n---\n\n- Read @docs/item.md first\n```\nmake @docs/fenced.md\n"
+               "```\nThen @docs/after.md too.\n\n- Switch it on\n<!-- off\nhidden @docs/commented.md line\n-->\n\n"
+               "<!-- aside --> See the item above.\n    shown @docs/indented.md in code\n")
+
+
+def test_claude_code_ends_items_comments_and_the_frontmatter_where_gitmem_does(
+        memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    claude = cc.claude_or_skip()
+    home = tmp_path / "home"
+    home.mkdir()
+    put(memrepo.path, {"CLAUDE.md": EDGE_MEMORY, **{f"docs/{name}.md": f"- {text}\n" for name, text in EDGES.items()}})
+    cc.trust(home, memrepo.path)
+    fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    bodies = [cc.request_text(body) for body in fake.requests]
+    loaded = {name for name, text in EDGES.items() if any(text in body for body in bodies)}
+    assert loaded == {"item", "after"}
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    texts = [item["text"] for item in json.loads(result.out)["proposals"]]
+    assert {name for name, text in EDGES.items() if text in texts} == loaded

@@ -78,7 +78,7 @@ def test_notes_are_read_from_each_file_a_supported_cli_reads_as_the_projects_ins
 
 
 # Claude Code 2.1.197 (agent-cli/claude-code) loads every `*.md` below `.claude/rules/` with the project's CLAUDE.md;
-# a `paths:` frontmatter only says for which files a rule loads.
+# a `paths:` frontmatter says for which files a rule loads, and each of its notes says so.
 def test_notes_are_read_from_claude_codes_rules_folder_below_their_frontmatter(memrepo: GitRepo, cli: Cli,
                                                                             home: Path) -> None:  # noqa: F811
     put(memrepo.path, {
@@ -89,10 +89,43 @@ def test_notes_are_read_from_claude_codes_rules_folder_below_their_frontmatter(m
     assert result.code == 0, result.err
     assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
         ("./.claude/rules/frontend/react.md", 3, "Components are functions, never classes."),
-        ("./.claude/rules/testing.md", 6, "Run the suite before committing.")]
+        ("./.claude/rules/testing.md", 6, "(for tests/**) Run the suite before committing.")]
     put(memrepo.path, {".claude/rules/broken.md": "---\npaths: [\n---\n- a rule\n"})
     refused = cli(["import", "notes"], cwd=memrepo.path)
     assert refused.code == 1 and ".claude/rules/broken.md:" in refused.err and "GM95" in refused.err, refused.err
+
+
+@pytest.mark.parametrize("name", ["CLAUDE.md", "AGENTS.md", "GEMINI.md", "docs/imported.md"])
+def test_an_instruction_files_frontmatter_is_no_note_and_imports_nothing(
+        memrepo: GitRepo, cli: Cli, home: Path, name: str) -> None:  # noqa: F811
+    """Claude Code cuts the frontmatter off every file it loads, an imported one too, and shows its model only the
+    text below; a `paths:` outside `.claude/rules/` loads the file for every path anyway, so it says nothing."""
+    files = {"docs/hidden.md": "- Only the frontmatter names this file.\n",
+             name: "---\ndescription: Team notes, see @docs/hidden.md\npaths:\n  - src/**\n---\n\n"
+                   "- Review every pull request.\n"}
+    if name == "docs/imported.md":
+        files["CLAUDE.md"] = "@docs/imported.md\n"
+    put(memrepo.path, files)
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        (f"./{name}", 7, "Review every pull request.")]
+
+
+def test_a_rules_scope_is_said_with_its_notes_and_a_frontmatter_never_closed_is_none(memrepo: GitRepo, cli: Cli,
+                                                                                    home: Path) -> None:  # noqa: F811
+    """A rule for every path (`**`) says no scope; a comma inside braces is the pattern's own, as Claude Code
+    splits `paths:`; a `---` no line closes is a thematic break, the whole file notes, as Claude Code reads it."""
+    put(memrepo.path, {
+        ".claude/rules/api.md": '---\npaths: "src/{api,web}/**, docs/**"\n---\n- Validate every input.\n',
+        ".claude/rules/all.md": "---\npaths: ['**']\n---\n- Prefer small modules.\n",
+        "CLAUDE.md": "---\n\nShip on Fridays.\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert sorted((item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]) == [
+        ("./.claude/rules/all.md", 4, "Prefer small modules."),
+        ("./.claude/rules/api.md", 4, "(for src/{api,web}/**, docs/**) Validate every input."),
+        ("./CLAUDE.md", 3, "Ship on Fridays.")]
 
 
 # Gemini CLI 0.61.0's global personal memory, as its model writes it: no `save_memory` tool, the file edited

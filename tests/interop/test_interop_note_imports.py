@@ -104,7 +104,8 @@ def test_a_secret_in_an_import_path_is_masked_where_it_is_said(memrepo: GitRepo,
 
 def test_copilots_path_specific_instructions_and_geminis_named_context_files_are_read(
         memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
-    """GitHub Copilot CLI loads every `*.instructions.md` below `.github/instructions/` (its `applyTo:` says when);
+    """GitHub Copilot CLI loads every `*.instructions.md` below `.github/instructions/` (its `applyTo:` says for which
+    files, and so does each note);
     Gemini CLI loads the context files the project's `.gemini/settings.json` names (`context.fileName`)."""
     put(memrepo.path, {
         ".github/instructions/python/tests.instructions.md": '---\napplyTo: "**/*.py"\n---\n\n- Use pytest.\n',
@@ -112,7 +113,7 @@ def test_copilots_path_specific_instructions_and_geminis_named_context_files_are
         ".gemini/settings.json": '{"context": {"fileName": ["CONTEXT.md", "GEMINI.md", "../up.md"]}}',
         "CONTEXT.md": "# Context\n\nThe staging server restarts at noon.\n"})
     assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
-        ("./.github/instructions/python/tests.instructions.md", 5, "Use pytest."),
+        ("./.github/instructions/python/tests.instructions.md", 5, "(for **/*.py) Use pytest."),
         ("./CONTEXT.md", 3, "The staging server restarts at noon.")]
 
 
@@ -238,6 +239,11 @@ CODE_SHAPES = {
     "a comment left open": ("Prose @f1.md here.\n\n<!-- switched off\nhidden @f2.md line\n", {1}),
     "the text after a comment's end": ("<!-- off @f1.md --> Then @f2.md in prose.\n\n<!-- switched off @f3.md\n"
                                        "hidden @f4.md -->  After @f5.md the comment.\n", {2, 5}),
+    "a fence at column 0 under a list item": ("- Run it like @f1.md\n```\nmake @f2.md\n```\nAfter @f3.md the fence.\n",
+                                              {1, 3}),
+    "a comment at column 0 under a list item": ("- Switch @f1.md on\n<!-- off\nhidden @f2.md line\n-->\n"
+                                                "After @f3.md the comment.\n", {1, 3}),
+    "an indented line under a comment's end": ("<!-- off --> Then @f1.md in prose.\n    shown @f2.md in code\n", {1}),
 }
 
 
