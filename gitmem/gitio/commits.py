@@ -303,18 +303,38 @@ def move_branch(repo: Repo, branch: str, target: str, *, expected: str) -> bool:
         if follows:
             # Before the ref moves: the checkout's baseline is the tree HEAD holds, so files the target lacks go,
             # and a file that differs from it is someone's change, kept or in the way (libgit2 looks at every
-            # path before it writes one, so a refusal writes nothing).
+            # work tree path before it writes one, so a refusal writes nothing). libgit2's SAFE looks at the work
+            # tree only: a change staged and then undone in the work tree would be overwritten, so the index is
+            # looked at first, as `git switch` does.
+            old_tree, new_tree = raw[expected].peel(pygit2.Tree), raw[new].peel(pygit2.Tree)
+            staged = _staged_on(raw, old_tree, new_tree)
+            if staged:
+                raise BranchNotMoved(_overwrite_refused(branch, expected, target, staged, "staged"))
             in_the_way = _InTheWay()
             try:
-                raw.checkout_tree(raw[new].peel(pygit2.Tree),  # type: ignore[no-untyped-call]
-                                  strategy=pygit2.enums.CheckoutStrategy.SAFE, callbacks=in_the_way)
+                raw.checkout_tree(new_tree, strategy=pygit2.enums.CheckoutStrategy.SAFE,  # type: ignore[no-untyped-call]
+                                  callbacks=in_the_way)
             except pygit2.GitError as err:
-                named = ", ".join(in_the_way.paths[:5]) + (" ..." if len(in_the_way.paths) > 5 else "")
-                raise BranchNotMoved(
-                    f"{branch} was left at {expected[:10]}: moving it to {target[:10]} would overwrite what the work "
-                    f"tree holds uncommitted ({named or err}); commit or stash it, then run again") from err
+                raise BranchNotMoved(_overwrite_refused(branch, expected, target, in_the_way.paths or [str(err)],
+                                                        "uncommitted")) from err
         moving.set_target(ref, new, message=f"gitmem: move {branch}")
     return follows
+
+
+def _staged_on(raw: pygit2.Repository, old_tree: pygit2.Tree, new_tree: pygit2.Tree) -> list[str]:
+    """The paths a move from `old_tree` to `new_tree` changes whose staged version differs from `old_tree`'s."""
+    def paths(diff: pygit2.Diff) -> set[str]:
+        return {path for delta in diff.deltas for path in (delta.old_file.path, delta.new_file.path)}
+
+    index = raw.index
+    index.read(False)           # what is on disk now, not what this process read before
+    return sorted(paths(index.diff_to_tree(old_tree)) & paths(old_tree.diff_to_tree(new_tree)))
+
+
+def _overwrite_refused(branch: str, expected: str, target: str, paths: list[str], how: str) -> str:
+    named = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+    return (f"{branch} was left at {expected[:10]}: moving it to {target[:10]} would overwrite what the work tree "
+            f"holds {how} ({named}); commit or stash it, then run again")
 
 
 def reset_mixed(repo: Repo, target: str) -> None:

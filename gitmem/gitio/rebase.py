@@ -96,11 +96,13 @@ class RebaseResult:
     left_out: tuple[str, ...] = ()      # our commits left out because `leaving` named them
     leaving: Leaving | None = None      # what named them, when it named any
     checkout_kept: bool = False         # the branch moved but HEAD was on another one: index and work tree untouched
+    broken: tuple[str, ...] = ()        # what `judge` found wrong in the replayed commits (then nothing was moved)
 
 
 def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
                 renumber: Renumberer | None = None, joiner: Joiner | None = None,
-                leave: Leaver | None = None, *, branch: str | None = None) -> RebaseResult:
+                leave: Leaver | None = None, *, branch: str | None = None,
+                judge: Callable[[str], tuple[str, ...]] | None = None) -> RebaseResult:
     """Replay the commits of `branch` (default: the current one) that `upstream` lacks onto it, cherry-pick style,
     in memory.
 
@@ -114,7 +116,10 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     (each one and its parent alike): memory's cycle numbers are positions in the merged history
     (gitmem.publish.renumber). `joiner` joins what a side split into several files before all that, and splits the
     result again (gitmem.publish.sealed). `leave` names commits of ours that are not replayed at all (a close of a
-    day the upstream closed first, gitmem.publish.closed_first); the commits after them are.
+    day the upstream closed first, gitmem.publish.closed_first); the commits after them are. `judge(tip)` is shown
+    the replayed tip before the branch moves; what it finds wrong (one line each) leaves the branch, index and work
+    tree as they were (`broken`): a branch is never moved onto commits that are then found wanting and moved back,
+    which a human's edit meanwhile could stop halfway.
     """
     raw = repo.raw
     if branch is None:
@@ -136,6 +141,9 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber, joiner, leave)
     if isinstance(tip, tuple):
         return RebaseResult(None, tip, count)
+    broken = judge(tip.head) if judge is not None else ()
+    if broken:
+        return RebaseResult(None, (), count, broken=broken)
     followed = move_branch(repo, branch, tip.head, expected=str(head.id))
     return RebaseResult(tip.head, (), count, tip.renumbering, tip.dropped, tip.left_out,
                         tip.leaving if tip.left_out else None, checkout_kept=not followed)

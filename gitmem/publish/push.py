@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 
 from gitmem import codes, gitio
 from gitmem.errors import ExitCode
@@ -206,19 +207,15 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 before_rebase(upstream, left)
             if upstream is not None:
                 before = _tip(repo, local)
+                # Pushes by a CI token trigger no other workflow: the replayed commits are checked here, before
+                # the branch moves onto them. What the rebase did is said only once it stands.
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner,
-                                            leave, branch=local)
-                if rebased.conflicts:
-                    return _divert(repo, result, local, conflict_branch, rebased.conflicts, upstream, verified=False)
+                                            leave, branch=local, judge=partial(_verify, repo, upstream))
+                if rebased.conflicts or rebased.broken:
+                    return _divert(repo, result, local, conflict_branch, rebased.conflicts or rebased.broken,
+                                   upstream, verified=bool(rebased.broken))
                 if rebased.checkout_kept:
                     result.messages.append(checkout_kept(local))
-                # Pushes by a CI token trigger no other workflow: check the replayed commits here. What the rebase
-                # did is said only once it stands: a branch put back holds every commit it left out or renumbered.
-                broken = _verify(repo, upstream, rebased.head or before) if rebased.replayed else ()
-                if broken:
-                    assert rebased.head is not None
-                    _move(repo, result, local, before, expected=rebased.head)
-                    return _divert(repo, result, local, conflict_branch, broken, upstream, verified=True)
                 result.messages += _rebase_told(rebased, f"{remote}/{branch}")
                 result.renumbered = rebased.renumbering or result.renumbered
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch

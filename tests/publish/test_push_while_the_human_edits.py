@@ -104,3 +104,45 @@ def test_move_branch_carries_the_checkout_and_refuses_to_overwrite_it(memrepo: G
         gitio.move_branch(memrepo.handle, "main", start, expected=later)
     assert memrepo.head() == later and (memrepo.path / "b.txt").read_text() == EDIT
     assert (memrepo.path / "a.txt").read_text() == EDIT
+
+
+def test_a_staged_change_the_move_would_overwrite_stops_it(memrepo: GitRepo) -> None:
+    """libgit2's SAFE checkout looks at the work tree only: a change staged and then undone in the work tree (`git
+    add a.txt; git restore a.txt`) would be overwritten by a move that changes a.txt. `git switch` refuses; so
+    does the move."""
+    memrepo.commit_files({"a.txt": "a\n"}, "one")
+    start = memrepo.head()
+    memrepo.commit_files({"a.txt": "a, later\n"}, "two")
+    later = memrepo.head()
+    git(memrepo.path, "reset", "--quiet", "--hard", start)
+    (memrepo.path / "a.txt").write_text(EDIT)
+    git(memrepo.path, "add", "a.txt")
+    git(memrepo.path, "restore", "a.txt")
+    with pytest.raises(gitio.BranchNotMoved, match=r"would overwrite what the work tree holds staged \(a\.txt\)"):
+        gitio.move_branch(memrepo.handle, "main", later, expected=start)
+    assert memrepo.head() == start
+    assert git(memrepo.path, "show", ":a.txt") == EDIT.strip()
+
+
+def test_replayed_commits_that_fail_verify_never_move_the_branch_and_an_edit_stays(
+        tmp_path: Path, memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay is judged before the branch moves (a NOW block over the limit another clone set): the work goes to
+    a side branch as it was, and local main, which the human's edit keeps from moving to origin's tip, still holds
+    it. Before, the branch moved onto the replayed commits, was moved back, and a refused move-back left the
+    replayed commits on the branch and diverted them instead."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "human")
+    human.commit_files({"gitmem.yaml": human.read("gitmem.yaml").replace("now_block_lines: 10", "now_block_lines: 3")},
+                       "tighten NOW blocks")
+    git(human.path, "push", "--quiet", "origin", "main")
+    block = "## 2026-11-30 09:00 UTC · cycle 1\n- Did: a\n  and more\n- Human: nothing\n- Next: b\n"
+    mine = str(memrepo.commit_files({"NOW.md": memrepo.read("NOW.md") + "\n" + block}, "four-line block"))
+    edited = memrepo.read("gitmem.yaml") + "# the human's note, not committed\n"
+    _edits_mid_replay(monkeypatch, memrepo, {"gitmem.yaml": edited})
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    assert result.status == "conflict", result
+    said = "\n".join(result.messages)
+    assert "fail `gitmem verify`" in said and "local main holds it too" in said, said
+    assert git(origin, "rev-parse", "gitmem/cycle-1") == mine
+    assert git(memrepo.path, "rev-parse", "main") == mine
+    assert memrepo.read("gitmem.yaml") == edited
