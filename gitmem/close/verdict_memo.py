@@ -117,7 +117,11 @@ class VerdictMemo:
     def keep_gate(self, digest: str, needed: int, lines: list[tuple[str, str]], gate: KeptGate) -> None:
         """A gate this process judged, from the verdicts of `lines` (each line's key and the commit that added it)."""
         cycles, why, unbacked = gate
-        self._fresh_gates[digest] = [needed, [list(line) for line in lines], list(cycles), why, list(unbacked)]
+        if any("\n" in text for text in (why or "", *unbacked)):
+            return                      # not in the form `_gate_entry` reads: judged again next time
+        counted = ",".join(map(str, cycles)) or "-"
+        judged = ",".join(f"{key}:{commit}" for key, commit in lines) or "-"
+        self._fresh_gates[digest] = "\n".join([f"{needed} {counted} {judged}", why or "", *unbacked])
 
     def save(self, head: str, *, in_history: Callable[[str], bool], log: Callable[[], bytes]) -> None:
         """Keep this process's verdicts and gates with those still holding, as of `head` and LOG as read. Nothing is
@@ -243,17 +247,27 @@ def _written(entry: Kept) -> str:
 
 def _gate_entry(value: object) -> tuple[int, list[tuple[str, str]], KeptGate] | None:
     """A kept gate as `keep_gate` wrote it: (needed, its lines' keys and commits, the gate); None for anything else
-    (its lesson is judged again)."""
-    if not (isinstance(value, list) and len(value) == 5):
+    (its lesson is judged again). One string, as a verdict is, read when its lesson is asked about: a line
+    `<needed> <cycles that count, by commas, or -> <key:commit of each line, by commas, or ->`, a line with why the
+    lesson is not eligible (empty when it is), then one line for each line that does not count."""
+    if not isinstance(value, str):
         return None
-    needed, lines, cycles, why, unbacked = value
-    if not (type(needed) is int and isinstance(lines, list) and isinstance(cycles, list)
-            and all(type(cycle) is int for cycle in cycles) and (why is None or isinstance(why, str))
-            and isinstance(unbacked, list) and all(isinstance(line, str) for line in unbacked)
-            and all(isinstance(line, list) and len(line) == 2 and isinstance(line[0], str) and is_commit_id(line[1])
-                    for line in lines)):
+    first, why, *unbacked = value.split("\n") if "\n" in value else (value, "")
+    head = first.split(" ")
+    if len(head) != 3 or not head[0].isdecimal() or not _CYCLES.fullmatch(head[1]):
         return None
-    return needed, [(key, commit) for key, commit in lines], (tuple(cycles), why, tuple(unbacked))
+    lines: list[tuple[str, str]] = []
+    if head[2] != "-":
+        for line in head[2].split(","):
+            key, _, commit = line.partition(":")
+            if not (is_commit_id(key) and is_commit_id(commit)):
+                return None
+            lines.append((key, commit))
+    cycles = tuple(int(cycle) for cycle in head[1].split(",")) if head[1] != "-" else ()
+    return int(head[0]), lines, (cycles, why or None, tuple(unbacked))
+
+
+_CYCLES = re.compile(r"-|[0-9]{1,18}(?:,[0-9]{1,18})*")
 
 
 def _backed_gate(digest: str, value: object, verdicts: dict[str, object]) -> bool:

@@ -276,12 +276,15 @@ def test_a_kept_gate_holds_only_while_its_lesson_and_every_verdict_it_stands_on_
     cache = json.loads(cache_file.read_text(encoding="utf-8"))
     where = proofs_file(world.git.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md")))
     memo = json.loads(where.read_text(encoding="utf-8"))
-    by_lesson = {digests[digest]: (digest, lines) for digest, (_, lines, *_) in memo["gates"].items()}
+    assert all(isinstance(value, str) for value in memo["gates"].values())     # one JSON node a lesson
+    by_lesson = {digests[digest]: (digest, [line.split(":") for line in value.split("\n")[0].split(" ")[2].split(",")])
+                 for digest, value in memo["gates"].items()}
     assert sorted(by_lesson) == sorted(ids)
     planted_key = by_lesson[ids[2]][1][0][0]
     cache["verdicts"][planted_key] = "0" * 40                    # a commit that added nothing
     cache_file.write_text(json.dumps(cache), encoding="utf-8")
-    memo["gates"][by_lesson[ids[3]][0]][2] = "not cycles"        # a kept gate of another shape
+    shape = memo["gates"][by_lesson[ids[3]][0]].split(" ", 2)
+    memo["gates"][by_lesson[ids[3]][0]] = " ".join([shape[0], "not-cycles", shape[2]])         # another shape
     mangled = by_lesson[ids[4]][1][1][0]                         # a verdict of another shape
     memo["verdicts"][mangled] = memo["verdicts"][mangled].replace(" 1 ", " yes ", 1).replace(" 0 ", " no ", 1)
     where.write_text(json.dumps(memo), encoding="utf-8")
