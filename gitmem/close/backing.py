@@ -31,7 +31,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.close.day import cycle_numbers
-from gitmem.close.verdict_memo import VerdictMemo, content_digest, is_commit_id
+from gitmem.close.verdict_memo import KeptGate, VerdictMemo, content_digest, is_commit_id
 from gitmem.confined import files
 from gitmem.memory import fences, lessons, log, volumes
 from gitmem.memory.decoding import decode_text
@@ -72,6 +72,7 @@ class Backing:
         # The verdicts of the lines `resolve` was asked about, by (lesson id, line): the gates then ask about each
         # line again (4,400 at 100x), found without its digest (`_key`) computed a second time.
         self._answers: dict[tuple[str, str], Verdict] = {}
+        self._keys: dict[tuple[str, str], str] = {}     # and their keys (`_key`), for the gates kept
         self._cycles: dict[str, set[int]] = {}
         self._starts_live: dict[str, bool] = {}     # LOG.md blobs of sealed commits: whether the current starts so
         self._docs: dict[str, lessons.LessonsDoc] = {}
@@ -82,6 +83,44 @@ class Backing:
         self._file_ids: dict[tuple[str, str], str | None] = {}
         self._sizes: dict[str, int] = {}
         self._memo = VerdictMemo(ws.root, (self.lessons_path, self.log_path))
+        self._cache_read: dict[str, object] | None = None      # the cache as `kept_gate` found it
+
+    # -- the gates' outcome, kept --------------------------------------------------------------------------------
+    def kept_gates(self, asked: list[Lesson], needed: int) -> dict[int, KeptGate]:
+        """The gates' outcomes an earlier process kept (gitmem.close.verdict_memo) for the lessons `asked`, by
+        `id(lesson)`: those of lessons whose every verdict would be taken from the memo now (the rest are judged)."""
+        head = gitio.head_id(self.repo)
+        if head is None:
+            return {}
+        cache = self._load_cache()[1]
+        found: dict[int, KeptGate] = {}
+        for lesson in asked:
+            # The cache names a line's commit as its value (`_save_cache`); an entry of another form misses here,
+            # and its lesson is judged (where the cache's reading of it is checked, `_cached_commit`).
+            gate = self._memo.find_gate(content_digest(lesson.content()), needed, cache.get,
+                                        in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
+                                        log=self._current_log)
+            if gate is not None:
+                found[id(lesson)] = gate
+        return found
+
+    def keep_gate(self, lesson: Lesson, needed: int, gate: KeptGate) -> None:
+        """Keep the gates' outcome this process judged for `lesson`, when every line of it has a verdict judged from
+        a commit (a line not committed yet is judged again next time, and so is its lesson)."""
+        lines = []
+        for item, _ in lesson.confirmations:
+            verdict = self._answers.get((lesson.id, item.value))
+            if verdict is None or verdict.commit is None:
+                return
+            lines.append((self._keys[lesson.id, item.value], verdict.commit))
+        self._memo.keep_gate(content_digest(lesson.content()), needed, lines, gate)
+
+    def save_gates(self) -> None:
+        """Write the gates kept by `keep_gate` (with the verdicts they stand on)."""
+        head = gitio.head_id(self.repo)
+        if head is not None:
+            self._memo.save(head, in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
+                            log=self._current_log)
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
@@ -101,6 +140,7 @@ class Backing:
             self._resolve(pending)
         for key, (lesson, item) in asked.items():
             self._answers[lesson.id, item.value] = self._verdicts[key]
+            self._keys[lesson.id, item.value] = key
 
     def _resolve(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
         head = gitio.head_id(self.repo)

@@ -87,21 +87,35 @@ def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
     """The eligible lessons, and why each open lesson with enough Confirmed lines is not.
 
     History is consulted only for open lessons with enough Confirmed lines, in one walk for all of them. A lesson
-    with fewer lines that could be Confirmed fields is not read further (`_may_be_hopeful`).
+    with fewer lines that could be Confirmed fields is not read further (`_may_be_hopeful`). A `backs` that keeps
+    the outcome of the gates (gitmem.close.backing.Backing) answers for the lessons an earlier close judged and
+    nothing has changed for since, with no field of them read; the others' outcomes are kept for the next.
     """
     least = max(needed, 1)
-    hopeful = [lesson for lesson in doc.lessons
-               if _may_be_hopeful(lesson, least) and lesson.is_open and len(lesson.confirmations) >= least]
-    prime(backs, hopeful)
+    maybe = [lesson for lesson in doc.lessons if _may_be_hopeful(lesson, least)]
+    kept_gates = getattr(backs, "kept_gates", None)
+    # By id(lesson): the gates an earlier close judged on the same lessons, from the same verdicts.
+    kept = {found: Gate(*gate) for found, gate in kept_gates(maybe, needed).items()} if kept_gates else {}
+    hopeful = [lesson for lesson in maybe
+               if id(lesson) in kept or lesson.is_open and len(lesson.confirmations) >= least]
+    prime(backs, [lesson for lesson in hopeful if id(lesson) not in kept])
+    keep_gate = getattr(backs, "keep_gate", None)
     out = Eligibility()
     for lesson in hopeful:
-        result = gate(lesson, backs, needed)
+        result = kept.get(id(lesson))
+        if result is None:
+            result = gate(lesson, backs, needed)
+            if keep_gate is not None:
+                keep_gate(lesson, needed, (result.cycles, result.why, result.unbacked))
         out.unbacked += [f"{lesson.id} · {lesson.title}: the confirmation of {line} (it does not count)"
                          for line in result.unbacked]
         if result.why:
             out.blocked.append(f"{lesson.id} · {lesson.title}: not eligible, {result.why}")
         else:
             out.candidates.append(Candidate(lesson, result.cycles))
+    save_gates = getattr(backs, "save_gates", None)
+    if save_gates is not None and len(kept) < len(hopeful):
+        save_gates()
     return out
 
 

@@ -216,3 +216,106 @@ def test_a_seal_leaves_the_kept_verdicts_standing(world: World, monkeypatch: pyt
     world.cycle(at(13, 9))
     world.close(d(13), at(13, 23))
     assert len(judged) == _lines()
+
+
+def _gates_judged(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from gitmem.close import gates
+
+    judged: list[str] = []
+    real = gates.gate
+
+    def counted(lesson: lessons.Lesson, *args: Any) -> Any:
+        judged.append(lesson.id)
+        return real(lesson, *args)
+
+    monkeypatch.setattr(gates, "gate", counted)
+    return judged
+
+
+def test_a_close_where_no_lesson_changed_judges_no_gate_again_and_says_what_judging_all_says(
+        world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The gates' outcome of a lesson is kept beside its lines' verdicts (1,333 lessons gated on every close at
+    100x, most of them eligible and waiting for room in RULES): a close after a day that changed no lesson judges
+    no gate, and writes byte for byte what a close that judges every gate writes (a copy elsewhere, no memo)."""
+    _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    world.cycle(at(11, 9))
+    old = _copy(world, tmp_path / "elsewhere")
+    gated = _gates_judged(monkeypatch)
+
+    new_result = world.close(d(11), at(11, 23))
+    new_gated = list(gated)
+    del gated[:]
+    old_result = old.close(d(11), at(11, 23))
+
+    assert new_gated == []
+    assert len(gated) == LESSONS                                 # every hopeful lesson, as every close did before
+    assert len(new_result.not_promoted) == LESSONS
+    assert _outcome(world, new_result) == _outcome(old, old_result)
+
+
+def test_a_kept_gate_holds_only_while_its_lesson_and_every_verdict_it_stands_on_do(
+        world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A lesson changed since (a confirmation added, its Why edited) is gated again, and so is one whose line the
+    cache in `.git/gitmem` (the agent's to write) now says another commit added, or whose kept gate or verdict is
+    mangled; the others are read back. What the close writes is what judging every gate writes."""
+    import json
+
+    from gitmem.close import verdict_memo
+    from gitmem.workspace.proofs import proofs_file
+    from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
+
+    ids = _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    digests = {verdict_memo.content_digest(item.content()): item.id
+               for item in lessons.parse(world.read("LESSONS.md")).lessons}
+    _changes_since_the_close(world, ids)
+    state = world.git.ws().state_dir
+    assert state is not None
+    cache_file = state / CONFIRMATIONS_CACHE
+    cache = json.loads(cache_file.read_text(encoding="utf-8"))
+    where = proofs_file(world.git.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md")))
+    memo = json.loads(where.read_text(encoding="utf-8"))
+    assert all(isinstance(value, str) for value in memo["gates"].values())     # one JSON node a lesson
+    by_lesson = {digests[digest]: (digest, [line.split(":") for line in value.split("\n")[0].split(" ")[2].split(",")])
+                 for digest, value in memo["gates"].items()}
+    assert sorted(by_lesson) == sorted(ids)
+    planted_key = by_lesson[ids[2]][1][0][0]
+    cache["verdicts"][planted_key] = "0" * 40                    # a commit that added nothing
+    cache_file.write_text(json.dumps(cache), encoding="utf-8")
+    shape = memo["gates"][by_lesson[ids[3]][0]].split(" ", 2)
+    memo["gates"][by_lesson[ids[3]][0]] = " ".join([shape[0], "not-cycles", shape[2]])         # another shape
+    mangled = by_lesson[ids[4]][1][1][0]                         # a verdict of another shape
+    memo["verdicts"][mangled] = memo["verdicts"][mangled].replace(" 1 ", " yes ", 1).replace(" 0 ", " no ", 1)
+    where.write_text(json.dumps(memo), encoding="utf-8")
+    old = _copy(world, tmp_path / "elsewhere")
+    gated = _gates_judged(monkeypatch)
+
+    new_result = world.close(d(11), at(11, 23))
+    new_gated = list(gated)
+    del gated[:]
+    old_result = old.close(d(11), at(11, 23))
+
+    assert sorted(new_gated) == sorted(ids[:5])
+    assert len(gated) == LESSONS
+    assert [p["lesson"] for p in new_result.promoted] == [ids[0]]
+    assert _outcome(world, new_result) == _outcome(old, old_result)
+
+
+def test_the_memo_saved_twice_in_one_process_still_holds(world: World) -> None:
+    """The verdicts are saved after the history is asked, and again with the gates judged on them: the second save
+    proves the same LOG (its hash was taken over LOG's tail twice, and the next close trusted no verdict)."""
+    from gitmem.close import verdict_memo
+
+    _hopeful_lessons(world)
+    head = world.git.head()
+    log_bytes = (world.git.path / "LOG.md").read_bytes()
+    paths = ("LESSONS.md", "LOG.md")
+    memo = verdict_memo.VerdictMemo(world.git.path, paths)
+    memo.keep("a" * 40, "b" * 40, head, True, "")
+    for _ in range(2):
+        memo.save(head, in_history=lambda _: True, log=lambda: log_bytes)
+
+    again = verdict_memo.VerdictMemo(world.git.path, paths)
+
+    assert again.find("a" * 40, "b" * 40, head, in_history=lambda _: True, log=lambda: log_bytes) is not None
