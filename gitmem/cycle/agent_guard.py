@@ -105,8 +105,10 @@ class CycleGuard:
         if walk.stopped:
             guard.notes.append(past_the_walk(walk.stopped))
             guard.messages.append(guard.notes[-1])
-        guard.pinned.enter_context(gitio.pinned_walk(ws.root, walk))    # the box strips what the guard watches
         guard.reaper.start()
+        # Last, so that nothing after it can fail before the runner's `finally` that calls agent_done: a pin left
+        # behind would give a later walk of this tree in this process a stale answer.
+        guard.pinned.enter_context(gitio.pinned_walk(ws.root, walk))    # the box strips what the guard watches
         return guard
 
     # -- after the agent --------------------------------------------------------------------------------------

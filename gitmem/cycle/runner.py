@@ -367,14 +367,16 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         killed.open_window(repo, start=start, branch=branch)     # before the guard's snapshot: it is the runner's
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
                                  confined=sandbox.confines_disk(ws.config, backend.name))
-        try:      # room on the disk for what the runner writes after the agent (gitmem.cycle.room), made after
-            room, full = Room.keep(ws), None          # the guard's snapshot of .git and given back before its restore
-        except DiskFull as err:
-            room, full = Room(None), err
-        try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
+        room, full = Room(None), None
+        try:
+            try:  # room on the disk for what the runner writes after the agent (gitmem.cycle.room), made after
+                room = Room.keep(ws)                  # the guard's snapshot of .git and given back before its restore
+            except DiskFull as err:
+                full = err
+            # Without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup).
             unsafe = guard.unsafe or full
             result, failure = (None, unsafe) if unsafe else invoke(backend, request, settings.grace)
-        finally:
+        finally:  # whatever failed above: the agent's processes ended, the walk unpinned
             guard.agent_done()
             room.release()
         try:

@@ -220,7 +220,10 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 result.renumbered = rebased.renumbering or result.renumbered
                 result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
                 left = rebased.head or before
-            gitio.push(repo, remote, f"refs/heads/{local}", branch)
+            # The commit checked and rebased, by id: a commit put on the branch since (HEAD elsewhere, seconds of
+            # verify) is not published unchecked; it stays on the branch for the next push.
+            pushing = left if upstream is not None and left is not None else _tip(repo, local)
+            gitio.push(repo, remote, pushing, branch)
         except gitio.BranchNotMoved as err:     # a human's change in this checkout, or their commit: theirs stays
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
             result.messages.append(only_local(result.remote, (local,)))
@@ -234,7 +237,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 sleep(backoff * 2 ** (attempt - 1))
             continue
         result.status = PushStatus.PUSHED
-        result.commit = _tip(repo, local)
+        result.commit = pushing
         return result
     result.commit = _tip(repo, local)
     result.messages.append(f"gave up after {tries} attempts")

@@ -146,3 +146,27 @@ def test_replayed_commits_that_fail_verify_never_move_the_branch_and_an_edit_sta
     assert git(origin, "rev-parse", "gitmem/cycle-1") == mine
     assert git(memrepo.path, "rev-parse", "main") == mine
     assert memrepo.read("gitmem.yaml") == edited
+
+
+def test_a_commit_put_on_the_branch_after_the_rebase_is_not_published_unchecked(
+        tmp_path: Path, memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process commits on the branch between the rebase's move and the push (the real push, called right
+    after): the push publishes the commit it rebased and checked, by id, and the later commit stays on the branch
+    for the next push. Before, the branch was pushed by name and took the unchecked commit along."""
+    origin = _ahead_and_behind(tmp_path, memrepo, {"other.txt": "from another clone\n"})
+    real = gitio.push
+    late: list[str] = []
+
+    def and_a_commit_lands_first(repo: object, remote: str, source: str, branch: str) -> None:
+        if not late:
+            tree = git(memrepo.path, "rev-parse", "main^{tree}")
+            late.append(git(memrepo.path, "commit-tree", tree, "-p", "main", "-m", "landed during the push"))
+            git(memrepo.path, "update-ref", "refs/heads/main", late[0])
+        real(repo, remote, source, branch)      # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitio, "push", and_a_commit_lands_first)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    assert result.status == "pushed" and late, result
+    assert git(origin, "log", "--format=%s", "-2", "main").splitlines() == ["mine", "another clone's commit"]
+    assert result.commit == git(origin, "rev-parse", "main")
+    assert git(memrepo.path, "rev-parse", "main") == late[0]
