@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
+from gitmem.memory.lookalike import reads_as_field
 from gitmem.memory.text import decode_lines, encoded, render_field, strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
@@ -93,7 +94,7 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
             continue
         elif current.section == decisions.RESOLVED:
             notes.append(f"reverted the agent's resolution of {item.id} (only humans answer decisions)")
-        elif _holds_answer(current):
+        elif _holds_answer(current, before=item):
             notes.append(f"reverted the agent's answer to {item.id} (only humans answer decisions)")
             pending.append(_unanswered(current))
             continue
@@ -123,15 +124,35 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
     return decisions.render(doc), notes
 
 
-def _holds_answer(item: decisions.Decision) -> bool:
-    """Whether a Pending decision carries an answer in place, complete or half written."""
-    return item.answer_in_place or item.answer_incomplete
+def _holds_answer(item: decisions.Decision, *, before: decisions.Decision | None = None) -> bool:
+    """Whether a Pending decision carries an answer in place, complete or half written, or a line that reads as
+    one to the human on GitHub and to the next cycle's model (`- Аnswer:` with a Cyrillic А, `- **Answer**:`, an
+    indented one the parser joins to the field above) that `before`, the decision at HEAD, did not hold."""
+    if item.answer_in_place or item.answer_incomplete:
+        return True
+    held = {item.body[offset] for offset in _answer_lines(before)} if before is not None else set()
+    return any(item.body[offset] not in held for offset in _answer_lines(item))
+
+
+def _answer_lines(item: decisions.Decision) -> set[int]:
+    """The offsets in `item.body` of each line a reader takes for an `Answer` or `Answered` field, however it is
+    spelled (gitmem.memory.lookalike), with the indented lines that continue it."""
+    found: set[int] = set()
+    continuing = False
+    for offset, line in enumerate(item.body):
+        if any(reads_as_field(line, key) for key in ("Answer", "Answered")):
+            found.add(offset)
+            continuing = True
+        elif continuing and line.startswith("  ") and line.strip():
+            found.add(offset)
+        else:
+            continuing = False
+    return found
 
 
 def _unanswered(item: decisions.Decision) -> decisions.Decision:
-    drop = {n for f in item.fields if f.key in ("Answer", "Answered") for n in range(f.line, f.end + 1)}
-    first = item.line + 1
-    body = tuple(line for offset, line in enumerate(item.body) if first + offset not in drop)
+    drop = _answer_lines(item)
+    body = tuple(line for offset, line in enumerate(item.body) if offset not in drop)
     return replace(item, section=decisions.PENDING, body=body)
 
 
