@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.memory.lookalike import reads_as_field
+from gitmem.memory.lookalike import reads_as_field, reads_as_rule
 from gitmem.memory.text import decode_lines, encoded, render_field, strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
@@ -63,19 +63,42 @@ def _rules_start(lines: tuple[str, ...]) -> int | None:
 
 def _rules(before: str, after: str) -> tuple[str, list[str]]:
     old, new = rules.parse(before), rules.parse(after)
-    if [r.content() for r in old.all] == [r.content() for r in new.all]:
+    new_lines, old_lines = decode_lines(after), decode_lines(before)
+    cut, start = _rules_start(new_lines), _rules_start(old_lines)
+    head = new_lines[:cut] if cut is not None else new_lines
+    forged = _rule_lookalikes(head, old_lines[:start] if start is not None else old_lines)
+    same_rules = [r.content() for r in old.all] == [r.content() for r in new.all]
+    if same_rules and not forged:
         return after, []
+    notes = []
+    if forged:
+        head = tuple(line for at, line in enumerate(head) if at not in forged)
+        notes.append(f"reverted {len(forged)} line(s) the agent added to RULES' free text that read as rules (only "
+                     f"the daily close adds rules)")
+    if same_rules:
+        return "\n".join([*head, *(new_lines[cut:] if cut is not None else ())]), notes
     changed = sorted({r.id for r in old.all} ^ {r.id for r in new.all}
                      | {r.id for r in new.all if (o := old.find(r.id)) is None or o.content() != r.content()})
     # Keep the agent's free text above `## Proven rules`; take the rule sections from HEAD byte for byte.
-    new_lines, old_lines = decode_lines(after), decode_lines(before)
-    cut = _rules_start(new_lines)
-    head = new_lines[:cut] if cut is not None else new_lines
-    start = _rules_start(old_lines)
     tail = old_lines[start:] if start is not None else ("",)
     text = "\n".join([*strip_trailing_blank(head), "", *tail])
-    return text, [f"reverted edits to proven/retired rules {', '.join(changed)} in RULES (only the daily close "
-                  f"changes them)"]
+    return text, [*notes, f"reverted edits to proven/retired rules {', '.join(changed)} in RULES (only the daily "
+                           f"close changes them)"]
+
+
+def _rule_lookalikes(head: tuple[str, ...], old_head: tuple[str, ...]) -> set[int]:
+    """The offsets in `head`, the free text above `## Proven rules`, of the lines the agent added that a reader
+    takes for a rule (`- R-09 · … (human)`: GitHub's page and every prompt show it as one; gitmem.memory.lookalike).
+    A line the free text held at HEAD stays, as often as it was there."""
+    held = Counter(line for line in old_head if reads_as_rule(line))
+    found: set[int] = set()
+    for at, line in enumerate(head):
+        if reads_as_rule(line):
+            if held[line]:
+                held[line] -= 1
+            else:
+                found.add(at)
+    return found
 
 
 def _decisions(before: str, after: str) -> tuple[str, list[str]]:

@@ -47,3 +47,12 @@ def read_as(line: str) -> str:
 def reads_as_field(line: str, key: str) -> bool:
     """Whether a reader takes `line` for a `- key: value` field line, in any spelling that renders like it."""
     return _field_re(key).match(read_as(line)) is not None
+
+
+_RULE_RE = re.compile(r"r ?- ?[0-9]")
+
+
+def reads_as_rule(line: str) -> bool:
+    """Whether a reader takes `line` for a line of RULES' rule sections: an `R-NN` first (`- R-09 · …`, in any
+    spelling that renders like it)."""
+    return _RULE_RE.match(read_as(line)) is not None
