@@ -308,7 +308,7 @@ def _violations_of(err: BaseException, *, for_people: bool = False) -> list[Any]
 def _shown(err: GitmemError) -> int:
     """A known error on stderr: its message (and its notes, and its violations); its exit code."""
     from gitmem.checks.render import render_text
-    from gitmem.cli.common import CommandFailed, say
+    from gitmem.cli.common import CommandFailed, echo, say
 
     # Config errors quote the bad value; it may be a key pasted into the wrong place.
     speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
@@ -320,7 +320,7 @@ def _shown(err: GitmemError) -> int:
     if violations:               # they may quote memory, as the message may: masked as everything shown is
         from gitmem.secrets import scrub
 
-        click.echo(scrub(render_text(violations)), err=True, nl=False)
+        echo(scrub(render_text(violations)), err=True, nl=False)
     return err.exit_code
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import format_option, open_workspace, progress, workspace_option
+from gitmem.cli.common import echo, format_option, open_workspace, progress, show_commands, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
@@ -23,8 +23,8 @@ def _emit(violations: list[Violation], fmt: str) -> int:
     from gitmem.checks.render import RENDERERS
 
     text = RENDERERS[fmt](violations)
-    if text:
-        click.echo(text, nl=False)
+    if text:     # the `github` format is gitmem's own workflow commands; the others quote memory and names
+        (show_commands if fmt == "github" else functools.partial(echo, nl=False))(text)
     return ExitCode.VIOLATIONS if has_errors(violations) else ExitCode.OK
 
 

@@ -90,12 +90,28 @@ def stderr_line(command: str | None, text: str) -> str:
     return f"gitmem: {command}: {text}" if command else f"gitmem: {text}"
 
 
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Every line gitmem prints, but its own workflow commands (`show_commands`): memory and the agent's text
+    carry no command a CI runner would act on (`gitmem.memory.display.without_log_commands`)."""
+    from gitmem.memory.display import without_log_commands
+
+    click.echo(without_log_commands(text), err=err, nl=nl)
+
+
+def show_commands(text: str) -> None:
+    """gitmem's own GitHub Actions workflow commands (gitmem.views.actions, the `github` format) on stdout,
+    masked: the one output that may hold a command, its agent-written parts escaped as data by their renderer."""
+    from gitmem.secrets import scrub
+
+    click.echo(scrub(text), nl=False)
+
+
 def show(text: str, *, nl: bool = True) -> None:
     """Write what a command prints of memory or of the agent's output to stdout, masked (`gitmem.secrets.scrub`):
     history keeps the secret values once written."""
     from gitmem.secrets import scrub
 
-    click.echo(scrub(text), nl=nl)
+    echo(scrub(text), nl=nl)
 
 
 def show_prompt(text: str) -> None:
@@ -105,7 +121,7 @@ def show_prompt(text: str) -> None:
     a valid memory's prompt through a pipe gets the same text."""
     from gitmem.memory.display import printable
 
-    click.echo(printable(text), nl=False)
+    echo(printable(text), nl=False)
 
 
 def show_json(data: Any, *, indent: int | None = None) -> None:
@@ -114,7 +130,7 @@ def show_json(data: Any, *, indent: int | None = None) -> None:
 
     from gitmem.secrets import scrub_data
 
-    click.echo(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
+    echo(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
 
 
 def say(command: str | None, text: str) -> None:
@@ -122,7 +138,7 @@ def say(command: str | None, text: str) -> None:
     config values, git's errors and memory, and every command's messages pass here."""
     from gitmem.secrets import scrub
 
-    click.echo(stderr_line(command, scrub(text)), err=True)
+    echo(stderr_line(command, scrub(text)), err=True)
 
 
 class CommandFailed(GitmemError):
@@ -264,7 +280,7 @@ def to_actions(text: ActionsText) -> None:
     """Write a command's part of a GitHub Actions run (rendered by gitmem.views.actions): its workflow commands
     to stdout, its outputs and job summary to the files the runner names; all masked, as everything shown is."""
     if text.annotations:
-        show(text.annotations, nl=False)
+        show_commands(text.annotations)
     append_env_file("GITHUB_OUTPUT", text.outputs)
     append_env_file("GITHUB_STEP_SUMMARY", text.summary)
 
@@ -276,7 +292,7 @@ def annotate(violations: Sequence[Violation]) -> None:
     if violations and os.environ.get("GITHUB_ACTIONS") == "true":
         from gitmem.checks.render import render_github
 
-        show(render_github(violations), nl=False)
+        show_commands(render_github(violations))
 
 
 def colour_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -10,6 +10,7 @@ import click
 from gitmem.cli.common import (
     CommandFailed,
     annotate,
+    echo,
     json_option,
     open_workspace,
     say,
@@ -130,13 +131,13 @@ def _show(report: CycleReport, *, as_json: bool) -> None:
     elif report.exit_code == ExitCode.OK:
         show(f"cycle {report.cycle} · {report.outcome} · {report.task} ({(report.commit or '')[:10]})")
     elif report.exit_code == ExitCode.LOCAL_ONLY:
-        click.echo(f"cycle {report.cycle} · {report.outcome}: the push did not land and NOTHING REACHED THE REMOTE: "
+        echo(f"cycle {report.cycle} · {report.outcome}: the push did not land and NOTHING REACHED THE REMOTE: "
                    "the work is only on this machine's disk (see the branches named above)")
     else:
         if report.violations:        # each failure as `path:line: GMnnn message`, like `check`'s
             from gitmem.checks.render import render_text
 
-            click.echo(render_text(report.violations), nl=False, err=True)
+            echo(render_text(report.violations), nl=False, err=True)
         where = report.salvage_branch or report.side_branch
         show(f"cycle {report.cycle} · {report.outcome}: "
              f"{report.error or 'the push did not land'}" + (f"; work saved on {where}" if where else ""))

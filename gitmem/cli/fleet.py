@@ -15,6 +15,7 @@ from gitmem.cli.common import (
     cannot_write,
     colour_option,
     colour_wanted,
+    echo,
     json_option,
     write_page,
 )
@@ -47,7 +48,7 @@ def _say(text: str, *, err: bool = False) -> None:
     """Every line the fleet commands print, redacted once more: it quotes many agents' memory and git's errors."""
     from gitmem.secrets import scrub
 
-    click.echo(scrub(text), err=err)
+    echo(scrub(text), err=err)
 
 
 def _say_unreadable(chosen: Fleet, rows: list[Any], *, public: bool) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import CommandFailed, CommandGroup, open_workspace, say, to_actions, workspace_option
+from gitmem.cli.common import CommandFailed, CommandGroup, echo, open_workspace, say, to_actions, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -167,7 +167,7 @@ def _show_verdict(name: str, proposal: Proposal, verdict: BranchVerdict) -> int:
     if verdict.ok:
         return ExitCode.OK
     for line in verdict.findings:
-        click.echo(line, err=True)
+        echo(line, err=True)
     return ExitCode.VIOLATIONS
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import CommandFailed, open_workspace, show, workspace_option
+from gitmem.cli.common import CommandFailed, echo, open_workspace, show, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 EXIT_CODES = {
@@ -63,7 +63,7 @@ def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int
 
     done = run_driver(Path.cwd(), base, ours, theirs, path, os.environ)
     if done.said:
-        click.echo(done.said, err=True)
+        echo(done.said, err=True)
     return ExitCode.OK if done.clean else ExitCode.VIOLATIONS
 
 

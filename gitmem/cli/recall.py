@@ -10,6 +10,7 @@ import click
 from gitmem.cli.common import (
     DayOrTimeParam,
     UsageError,
+    echo,
     json_option,
     one_workspace_or_all,
     open_memory,
@@ -124,12 +125,12 @@ def _show(hits: Hits, as_json: bool) -> None:
     from gitmem.checks.render import as_data, unreadable_note
 
     if as_json:
-        click.echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits],
+        echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits],
                                "unreadable": as_data(hits.undecodable)}, ensure_ascii=False, indent=2))
     else:
-        click.echo(hits.text())
+        echo(hits.text())
     if hits.undecodable:
-        click.echo(unreadable_note(hits.undecodable), err=True)
+        echo(unreadable_note(hits.undecodable), err=True)
 
 
 COMMANDS = (recall,)

@@ -9,6 +9,7 @@ import click
 
 from gitmem.cli.common import (
     DayParam,
+    echo,
     one_workspace_or_all,
     open_workspace,
     ordered_window,
@@ -57,14 +58,14 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     found = reports(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces)
     _deliver(render_reports(found, fmt), report_target(ws, out, fmt))
     for problem in (problem for each in found for problem in each.problems):   # said on the page too
-        click.echo(problem, err=True)
+        echo(problem, err=True)
     return ExitCode.OK
 
 
 def _deliver(text: str, target: Path | None) -> None:
     """The report on stdout (`target` None), or written to `target` and named with its size."""
     if target is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     write_page(target, text.encode("utf-8"))
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")

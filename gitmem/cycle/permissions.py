@@ -16,6 +16,7 @@ from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.decoding import decode_lines, encoded
 from gitmem.memory.fields import render_field
 from gitmem.memory.lines import strip_trailing_blank
+from gitmem.memory.lookalike import reads_as_field, reads_as_rule
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
 # `runner: <note>`, and `is_revert_note` finds them there again.
@@ -64,19 +65,42 @@ def _rules_start(lines: tuple[str, ...]) -> int | None:
 
 def _rules(before: str, after: str) -> tuple[str, list[str]]:
     old, new = rules.parse(before), rules.parse(after)
-    if [r.content() for r in old.all] == [r.content() for r in new.all]:
+    new_lines, old_lines = decode_lines(after), decode_lines(before)
+    cut, start = _rules_start(new_lines), _rules_start(old_lines)
+    head = new_lines[:cut] if cut is not None else new_lines
+    forged = _rule_lookalikes(head, old_lines[:start] if start is not None else old_lines)
+    same_rules = [r.content() for r in old.all] == [r.content() for r in new.all]
+    if same_rules and not forged:
         return after, []
+    notes = []
+    if forged:
+        head = tuple(line for at, line in enumerate(head) if at not in forged)
+        notes.append(f"reverted {len(forged)} line(s) the agent added to RULES' free text that read as rules (only "
+                     f"the daily close adds rules)")
+    if same_rules:
+        return "\n".join([*head, *(new_lines[cut:] if cut is not None else ())]), notes
     changed = sorted({r.id for r in old.all} ^ {r.id for r in new.all}
                      | {r.id for r in new.all if (o := old.find(r.id)) is None or o.content() != r.content()})
     # Keep the agent's free text above `## Proven rules`; take the rule sections from HEAD byte for byte.
-    new_lines, old_lines = decode_lines(after), decode_lines(before)
-    cut = _rules_start(new_lines)
-    head = new_lines[:cut] if cut is not None else new_lines
-    start = _rules_start(old_lines)
     tail = old_lines[start:] if start is not None else ("",)
     text = "\n".join([*strip_trailing_blank(head), "", *tail])
-    return text, [f"reverted edits to proven/retired rules {', '.join(changed)} in RULES (only the daily close "
-                  f"changes them)"]
+    return text, [*notes, f"reverted edits to proven/retired rules {', '.join(changed)} in RULES (only the daily "
+                           f"close changes them)"]
+
+
+def _rule_lookalikes(head: tuple[str, ...], old_head: tuple[str, ...]) -> set[int]:
+    """The offsets in `head`, the free text above `## Proven rules`, of the lines the agent added that a reader
+    takes for a rule (`- R-09 · … (human)`: GitHub's page and every prompt show it as one; gitmem.memory.lookalike).
+    A line the free text held at HEAD stays, as often as it was there."""
+    held = Counter(line for line in old_head if reads_as_rule(line))
+    found: set[int] = set()
+    for at, line in enumerate(head):
+        if reads_as_rule(line):
+            if held[line]:
+                held[line] -= 1
+            else:
+                found.add(at)
+    return found
 
 
 def _decisions(before: str, after: str) -> tuple[str, list[str]]:
@@ -95,7 +119,7 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
             continue
         elif current.section == decisions.RESOLVED:
             notes.append(f"reverted the agent's resolution of {item.id} (only humans answer decisions)")
-        elif _holds_answer(current):
+        elif _holds_answer(current, before=item):
             notes.append(f"reverted the agent's answer to {item.id} (only humans answer decisions)")
             pending.append(_unanswered(current))
             continue
@@ -125,15 +149,35 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
     return decisions.render(doc), notes
 
 
-def _holds_answer(item: decisions.Decision) -> bool:
-    """Whether a Pending decision carries an answer in place, complete or half written."""
-    return item.answer_in_place or item.answer_incomplete
+def _holds_answer(item: decisions.Decision, *, before: decisions.Decision | None = None) -> bool:
+    """Whether a Pending decision carries an answer in place, complete or half written, or a line that reads as
+    one to the human on GitHub and to the next cycle's model (`- Аnswer:` with a Cyrillic А, `- **Answer**:`, an
+    indented one the parser joins to the field above) that `before`, the decision at HEAD, did not hold."""
+    if item.answer_in_place or item.answer_incomplete:
+        return True
+    held = {item.body[offset] for offset in _answer_lines(before)} if before is not None else set()
+    return any(item.body[offset] not in held for offset in _answer_lines(item))
+
+
+def _answer_lines(item: decisions.Decision) -> set[int]:
+    """The offsets in `item.body` of each line a reader takes for an `Answer` or `Answered` field, however it is
+    spelled (gitmem.memory.lookalike), with the indented lines that continue it."""
+    found: set[int] = set()
+    continuing = False
+    for offset, line in enumerate(item.body):
+        if any(reads_as_field(line, key) for key in ("Answer", "Answered")):
+            found.add(offset)
+            continuing = True
+        elif continuing and line.startswith("  ") and line.strip():
+            found.add(offset)
+        else:
+            continuing = False
+    return found
 
 
 def _unanswered(item: decisions.Decision) -> decisions.Decision:
-    drop = {n for f in item.fields if f.key in ("Answer", "Answered") for n in range(f.line, f.end + 1)}
-    first = item.line + 1
-    body = tuple(line for offset, line in enumerate(item.body) if first + offset not in drop)
+    drop = _answer_lines(item)
+    body = tuple(line for offset, line in enumerate(item.body) if offset not in drop)
     return replace(item, section=decisions.PENDING, body=body)
 
 

@@ -66,3 +66,21 @@ def unlinked(text: str) -> str:
     """The agent's `text` with a zero-width space after each `@`, `#` and `GH-`: GitHub shows it as written, and
     it notifies no one, links no issue and closes none."""
     return _reference().sub(lambda found: found.group() + _ZERO_WIDTH, text)
+
+
+# What a CI runner acts on in a job's log rather than shows: a line that starts with `::` (after blanks) is a GitHub
+# Actions workflow command (`::add-mask::`, `::stop-commands::`, `::error::`), and `##[command]` anywhere in a
+# line is its older form, as `##vso[...]` is Azure Pipelines' (`task.setvariable` sets a later step's PATH) and
+# `##teamcity[...]` TeamCity's. Text gitmem prints from memory or from the agent would run them in the human's CI.
+@cache     # compiled on first use: a command that imports this module may print nothing
+def _log_command_re() -> re.Pattern[str]:
+    return re.compile(r"(?m)^[^\S\n]*:(?=:)|#(?=#[A-Za-z]*\[)")
+
+
+def without_log_commands(text: str) -> str:
+    """`text` as gitmem prints it: a zero-width space inside each `::` that starts a line and after the first `#`
+    of each `##…[`, so no CI runner reads a command in it, and a reader sees the text as written. gitmem's own
+    workflow commands (gitmem.views.actions, the `github` format) are written without it."""
+    if "::" not in text and "##" not in text:
+        return text
+    return _log_command_re().sub(lambda found: found.group() + _ZERO_WIDTH, text)
