@@ -192,9 +192,11 @@ def assert_clean_failure(result: CliResult, code: int, *names: str) -> None:
 
 @contextmanager
 def deadline(seconds: int = 30) -> Iterator[None]:
-    """Fail instead of hanging forever (a FIFO opened for reading blocks until a writer comes)."""
+    """Fail instead of hanging forever (a FIFO opened for reading blocks until a writer comes). With pytest.fail,
+    not TimeoutError: that is an OSError, which the code under test may catch as a file it could not read and go
+    on, so a hang would pass as a slow success."""
     def expired(signum: int, frame: object) -> None:
-        raise TimeoutError(f"still running after {seconds}s: something blocked")
+        pytest.fail(f"still running after {seconds}s: something blocked")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(seconds)
