@@ -4,36 +4,14 @@ secrets in what it holds, and reading four terabytes of holes took hours, past a
 tree the next cycle refuses as dirty. Holes hold no bytes and no secret: only the data is read."""
 from __future__ import annotations
 
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-
-import pytest
 
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import is_clean
 from tests.support.helpers import GitRepo
-from tests.support.hostile import FixedClock, cycle
+from tests.support.hostile import FixedClock, cycle, deadline
 
 SIZE = 4 << 40          # 4 TiB: ext4 and xfs allow it; the disk gives it no block
-
-
-@contextmanager
-def stuck_after(seconds: int) -> Iterator[None]:
-    """Fail the test when the cycle is still busy after `seconds`: with pytest's own failure, which the runner's
-    handlers never take for an error of theirs (`tests.support.hostile.deadline`'s TimeoutError is an OSError,
-    which a file loop catches and reads on)."""
-    def expired(signum: int, frame: object) -> None:
-        pytest.fail(f"the cycle was still busy after {seconds}s: it read the holes")
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_huge_sparse_file_is_held_out_without_reading_its_holes(memrepo: GitRepo, monkeypatch) -> None:
@@ -44,7 +22,7 @@ def test_a_huge_sparse_file_is_held_out_without_reading_its_holes(memrepo: GitRe
             image.write(b"middle\n")
             image.truncate(SIZE)
 
-    with stuck_after(120):
+    with deadline(120):     # pytest.fail: a file loop's `except OSError` never takes it
         report = cycle(memrepo, grow, clock=FixedClock())
     assert report.exit_code == ExitCode.OK, report.error
     assert any("disk.img" in message and "held" in message for message in report.messages), report.messages
