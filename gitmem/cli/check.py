@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import echo, format_option, open_workspace, progress, show_commands, workspace_option
+from gitmem.cli.common import echo, echo_json, format_option, open_workspace, progress, show_commands, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _emit(violations: list[Violation], fmt: str) -> int:
 
     text = RENDERERS[fmt](violations)
     if text:     # the `github` format is gitmem's own workflow commands; the others quote memory and names
-        (show_commands if fmt == "github" else functools.partial(echo, nl=False))(text)
+        (show_commands if fmt == "github" else functools.partial(echo_json if fmt == "json" else echo, nl=False))(text)
     return ExitCode.VIOLATIONS if has_errors(violations) else ExitCode.OK
 
 

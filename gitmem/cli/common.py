@@ -98,6 +98,14 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     click.echo(without_log_commands(text), err=err, nl=nl)
 
 
+def echo_json(text: str, *, nl: bool = True) -> None:
+    """A JSON document gitmem prints for other tools: exact data, and no command a CI runner would act on
+    (`gitmem.memory.display.json_without_log_commands`)."""
+    from gitmem.memory.display import json_without_log_commands
+
+    click.echo(json_without_log_commands(text), nl=nl)
+
+
 def show_commands(text: str) -> None:
     """gitmem's own GitHub Actions workflow commands (gitmem.views.actions, the `github` format) on stdout,
     masked: the one output that may hold a command, its agent-written parts escaped as data by their renderer."""
@@ -130,7 +138,7 @@ def show_json(data: Any, *, indent: int | None = None) -> None:
 
     from gitmem.secrets import scrub_data
 
-    echo(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
+    echo_json(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
 
 
 def say(command: str | None, text: str) -> None:

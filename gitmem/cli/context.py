@@ -5,7 +5,7 @@ import json
 
 import click
 
-from gitmem.cli.common import echo, json_option, open_memory, say, show_prompt, workspace_option
+from gitmem.cli.common import echo_json, json_option, open_memory, say, show_prompt, workspace_option
 from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -42,7 +42,7 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     for warning in shown.warnings:
         say("context", f"warning: {warning}")
     if as_json:
-        echo(json.dumps(shown.to_dict(), ensure_ascii=False, indent=2))
+        echo_json(json.dumps(shown.to_dict(), ensure_ascii=False, indent=2))
     else:
         show_prompt(shown.request.prompt_text())
     return ExitCode.OK

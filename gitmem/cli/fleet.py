@@ -16,6 +16,7 @@ from gitmem.cli.common import (
     colour_option,
     colour_wanted,
     echo,
+    echo_json,
     json_option,
     write_page,
 )
@@ -49,6 +50,13 @@ def _say(text: str, *, err: bool = False) -> None:
     from gitmem.secrets import scrub
 
     echo(scrub(text), err=err)
+
+
+def _say_json(text: str) -> None:
+    """A fleet command's `--json` answer, redacted as `_say` redacts, and exact for the tools that read it."""
+    from gitmem.secrets import scrub
+
+    echo_json(scrub(text))
 
 
 def _say_unreadable(chosen: Fleet, rows: list[Any], *, public: bool) -> None:
@@ -120,7 +128,7 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
 
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
+        _say_json(json.dumps(pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
         _say(inbox_text(view.inbox, view.rows, public=public))
     _say_unreadable(chosen, view.rows, public=public)
@@ -147,7 +155,7 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
 
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(status_data(chosen, view, public=public), indent=2, ensure_ascii=False))
+        _say_json(json.dumps(status_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
         _say_status(chosen, view, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
@@ -302,7 +310,7 @@ def _say_dispatch(chosen: Fleet, view: Any, done: CatchUpPass, *, as_json: bool,
     from gitmem.fleet.answers import dispatch_data
 
     if as_json:
-        _say(json.dumps(dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
+        _say_json(json.dumps(dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
     else:
         _say(dispatch_text(done, public=public))
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import json_option, say
+from gitmem.cli.common import echo_json, json_option, say
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside the command only
@@ -64,7 +64,7 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     step = next_step(plain_hooks, report.hooks, report.hooks_in_place, report.hooks_path, outside(directory),
                      refused=bool(report.problems))
     if as_json:
-        click.echo(json.dumps(_as_json(report, step), indent=2))
+        echo_json(json.dumps(_as_json(report, step), indent=2))
     else:
         _show(report, directory, step)
     return ExitCode.USAGE if report.problems else ExitCode.OK

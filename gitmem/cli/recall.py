@@ -11,6 +11,7 @@ from gitmem.cli.common import (
     DayOrTimeParam,
     UsageError,
     echo,
+    echo_json,
     json_option,
     one_workspace_or_all,
     open_memory,
@@ -125,7 +126,7 @@ def _show(hits: Hits, as_json: bool) -> None:
     from gitmem.checks.render import as_data, unreadable_note
 
     if as_json:
-        echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits],
+        echo_json(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits],
                                "unreadable": as_data(hits.undecodable)}, ensure_ascii=False, indent=2))
     else:
         echo(hits.text())

@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from gitmem.cli.common import colour_option, colour_wanted, echo, json_option, open_workspace, workspace_option
+from gitmem.cli.common import (
+    colour_option,
+    colour_wanted,
+    echo,
+    echo_json,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.lines import shortened
@@ -186,7 +194,7 @@ def status(as_json: bool, workspace: str | None) -> int:
     # The agent's text: no escapes, and no secret value history still holds.
     data = scrub_data(printable_data(collect_status(open_workspace(workspace)).to_json()))
     if as_json:
-        echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         echo(render_dashboard(data, colour=colour_wanted(sys.stdout)), nl=False)
     return ExitCode.OK

@@ -67,3 +67,18 @@ def test_memory_lines_shaped_as_commands_are_printed_as_text(memrepo: GitRepo, c
         assert "forged" in result.out, argv
         assert acted_on(result.out + result.err) == [], argv
 
+
+
+def test_json_for_tools_carries_the_text_exactly_and_no_command(memrepo: GitRepo, cli) -> None:
+    """A tool reading `--json` compares strings (a path, an id, a line of memory): the runner still reads no command
+    in it (`#` is written as its JSON escape), and the decoded strings are exactly what memory holds (a zero-width
+    space there would change them)."""
+    import json
+
+    rules_text = memrepo.read("RULES.md").replace("## Proven rules", f"{FORGED}\n\n## Proven rules", 1)
+    memrepo.commit_files({"RULES.md": rules_text}, "free text shaped as workflow commands")
+    result = cli(["context", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert acted_on(result.out) == [] and "##" not in result.out
+    assert FORGED in json.dumps(json.loads(result.out), ensure_ascii=False)
+    assert "\u200b" not in json.dumps(json.loads(result.out), ensure_ascii=False)

@@ -92,11 +92,11 @@ def test_the_cycle_and_the_close_report_a_push_in_one_type() -> None:
     import dataclasses
     import typing
 
-    from gitmem.close import run
+    from gitmem.close import compose
     from gitmem.cycle import runner
 
     assert typing.get_type_hints(runner.CycleReport)["push"] == PushReport | None
-    assert typing.get_type_hints(run.CloseResult, vars(run))["push"] == PushReport | None
+    assert typing.get_type_hints(compose.CloseResult)["push"] == PushReport | None
     assert _cycle(PushReport(PushStatus.REFUSED, "gitmem/cycle-12")).as_dict()["push_status"] == "refused"
     assert dataclasses.asdict(_close(PushReport(PushStatus.CONFLICT, "b", "c", ["m"])))["push"] == {
         "status": "conflict", "side_branch": "b", "commit": "c", "messages": ["m"]}
