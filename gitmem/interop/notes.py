@@ -9,7 +9,7 @@ needs no name of its own: OpenCode, Codex, Cursor):
 - Claude Code: `CLAUDE.md` or `.claude/CLAUDE.md`, and the personal `CLAUDE.local.md` (code.claude.com/docs/en/
   memory, "Determine memory type"), and every `*.md` below `.claude/rules/` (the pinned release's
   `getMemoryFilesForNestedDirectory`: a rule's `paths:` frontmatter says for which files it loads, and each of its
-  notes says so: `_instructions`); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
+  notes says so: `_below_frontmatter`); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
 - Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
 - GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
   instruction discovery, as the pinned release, agent-cli/copilot, carries it), and every `*.instructions.md` below
@@ -102,38 +102,42 @@ def _nested(root: Path, names: list[str]) -> list[str]:
 
 
 def _cuts_frontmatter(rel: str) -> bool:
-    """Whether the CLI that loads `rel`, an instruction file of the project, cuts a frontmatter off it before its
-    model sees it: Claude Code does, for a CLAUDE.md (at the top, in `.claude/` or in a folder), CLAUDE.local.md and
-    its rules (the pinned release's `processMemoryFile`); so does Copilot CLI for its path-specific
-    `.instructions.md`, whose `applyTo:` says when it loads one. Codex (AGENTS.md), Gemini CLI (GEMINI.md, the
-    names `context.fileName` gives, and the files they import), Qwen Code (QWEN.md) and Copilot CLI's own
-    `copilot-instructions.md` show the file to their model as written, `---` lines and all. A file several CLIs load
-    by one name (CLAUDE.md a link to AGENTS.md, read as AGENTS.md) is read as the one it is read as."""
+    """Whether a frontmatter atop `rel`, an instruction file of the project, is the file's settings and not its
+    text: Claude Code cuts it off a CLAUDE.md (at the top, in `.claude/` or in a folder), CLAUDE.local.md and its
+    rules before its model sees them (the pinned release's `processMemoryFile`; Copilot CLI, which loads CLAUDE.md
+    too, shows it raw, but the file is Claude Code's). A path-specific `.instructions.md`'s is its settings by
+    GitHub's format (`applyTo:`, when Copilot CLI loads it), though the pinned Copilot CLI passes it to its model
+    raw with the rest when it loads the file. Codex (AGENTS.md), Gemini CLI (GEMINI.md, the names
+    `context.fileName` gives, and the files they import), Qwen Code (QWEN.md) and Copilot CLI's own
+    `copilot-instructions.md` show the file to their model as written, `---` lines and all, and nothing defines
+    settings there. A file several CLIs load by one name (CLAUDE.md a link to AGENTS.md, read as AGENTS.md) is read
+    as the one it is read as."""
     return (posixpath.basename(rel) in _CLAUDE_NAMES
             or any(rel.startswith(f"{folder}/") for folder, _, _ in FOLDERS))
 
 
 def _below_frontmatter(reader: Reader, loaded: SourceFile, prefix: str) -> tuple[list[Fact], list[tuple[int, str]]]:
-    """The notes and `@path` imports of a file whose CLI cuts its frontmatter (`_cuts_frontmatter`), or of a file it
-    imports, below that frontmatter (`---` … `---` at the top).
+    """The notes and `@path` imports of a file whose frontmatter is its settings (`_cuts_frontmatter`), or of a file
+    it imports, below that frontmatter (`---` … `---` at the top).
 
-    The frontmatter is never notes: the CLI neither shows it to its model nor finds an import in it. Only a rule's
+    The frontmatter is never notes: Claude Code neither shows it to its model nor finds an import in it. Only a rule's
     `paths:` (Claude Code) or an instructions file's `applyTo:` (Copilot CLI) changes what the CLI does: each note
     says that scope (`(for tests/**) Run the suite …`), as it holds only there. The other keys (a `description:`, a
     CLAUDE.md's `paths:`, which loads it for every file anyway) change nothing and are left out.
 
-    A frontmatter that does not parse (not YAML, not a mapping) is left out too, and the text below it read: the CLI
-    hides those lines from its model and loads the rest, so stopping the whole import over them (GM951, as for a
-    topic file, whose frontmatter is the memory's name and type) would keep from the user every note their CLI does
-    use, over text it does not. What was left out is said under `not_read` (`./CLAUDE.md:1: frontmatter (lines 1-3)
-    not read, …`), so nothing is lost unsaid; a rule's notes then say no scope, as none could be read."""
+    A frontmatter that does not parse (not YAML, not a mapping) is left out too, and the text below it read: Claude
+    Code hides those lines from its model and loads the rest (checked end to end), so stopping the whole import over
+    them (GM951, as for a topic file, whose frontmatter is the memory's name and type) would keep from the user
+    every note their CLI does use, over text it does not. What was left out is said under `not_read`
+    (`./CLAUDE.md:1: frontmatter (lines 1-3) not read, …`), so nothing is lost unsaid; a rule's notes then say no
+    scope, as none could be read."""
     split = frontmatter(loaded.text)
     if split.problem is not None:
         _, what = split.problem
         reader.not_read.append(NotRead(
             f"{prefix}/{loaded.rel}", 1, f"1-{split.body_line - 1}",
-            f"{what.removeprefix('has ')}, which the CLI that loads the file hides from its model; the text below it "
-            "is read", kind="frontmatter"))
+            f"{what.removeprefix('has ')}: left out as the file's settings, not its notes; the text below it is "
+            "read", kind="frontmatter"))
     scope = _scope(loaded.rel, split.meta)
     return _notes_and_imports(split.body, split.body_line, loaded, prefix, scope)
 

@@ -170,7 +170,7 @@ def test_an_import_between_dashes_atop_a_gemini_md_is_followed_as_gemini_cli_fol
 
 def test_a_frontmatter_a_cli_cuts_that_is_not_yaml_is_left_out_said_and_the_rest_imported(
         memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
-    """Claude Code (CLAUDE.md, a rule) and Copilot CLI (an `.instructions.md`) hide it and load the rest: the
+    """Claude Code (CLAUDE.md, a rule) hides it and loads the rest; an `.instructions.md`'s is its settings: the
     import did stop on GM951, nothing imported."""
     put(memrepo.path, {
         "CLAUDE.md": "---\nImportant: never: force-push\n---\n\n- Review every pull request.\n",
@@ -190,7 +190,7 @@ def test_a_frontmatter_a_cli_cuts_that_is_not_yaml_is_left_out_said_and_the_rest
     shown = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
     assert shown.code == 0, shown.err
     assert ("./CLAUDE.md:1: frontmatter (lines 1-3) not read, a frontmatter that is not YAML (mapping values are "
-            "not allowed here), which the CLI that loads the file hides from its model; the text below it is read"
+            "not allowed here): left out as the file's settings, not its notes; the text below it is read"
             ) in shown.out.splitlines(), shown.out
     assert ("./.github/instructions/style.instructions.md:1: frontmatter (lines 1-3) not read, a frontmatter that "
             "is not a mapping of keys to values") in shown.out, shown.out
