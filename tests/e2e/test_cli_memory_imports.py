@@ -7,7 +7,7 @@ gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory
 or an HTML block, Claude Code's lexer does too, and so does gitmem: a fence or a comment at column 0 under an item
 runs to its own end, and a line indented under a comment's `-->` is code; a frontmatter is cut off before any import
 is looked for, and one that is not YAML is hidden all the same; Gemini CLI shows the lines between the `---`s and
-follows an import there. Skipped, loudly, only where npm cannot install the CLIs."""
+follows an import there, and Codex shows them too. Skipped, loudly, only where npm cannot install the CLIs."""
 from __future__ import annotations
 
 import json
@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import claude_code as cc
+from tests.support import codex_cli as cx
+from tests.support import fake_openai as fo
 from tests.support import gemini_cli as gc
 from tests.support.helpers import CliResult, GitRepo
 
@@ -158,3 +160,21 @@ def test_gemini_cli_shows_the_lines_between_dashes_and_follows_their_import_as_g
     assert result.code == 0, result.err
     assert [item["text"] for item in json.loads(result.out)["proposals"]] == [
         "Use pnpm, never npm. See @docs/extra.md", "Lint first.", "Extra words from an import."]
+
+
+def test_codex_shows_the_lines_between_an_agents_mds_dashes_as_gitmem_reads_them(
+        memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    codex = cx.codex_or_skip()
+    home = tmp_path / "home"
+    home.mkdir()
+    put(memrepo.path, {"AGENTS.md": "---\nImportant: never force-push main.\n---\n- Review every pull request.\n"})
+    fake = fo.FakeResponsesAPI(cx.script(finish="ok"))
+    with fake.serve() as url:
+        cx.machine_config(home / ".codex", url)
+        done = cx.run_codex(codex, memrepo.path, cx.codex_env(home, codex), "exec", "--json", "-", prompt="Say ok.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "---\\nImportant: never force-push main.\\n---" in fo.request_text(fake.requests[0])
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [item["text"] for item in json.loads(result.out)["proposals"]] == [
+        "Important: never force-push main.", "Review every pull request."]
