@@ -36,7 +36,7 @@ from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
 from gitmem.interop.gemini_places import context_file_names
 from gitmem.interop.import_follow import Following, as_itself, read_with_imports
-from gitmem.interop.shapes import frontmatter, frontmatter_close, import_lines, note_blocks
+from gitmem.interop.shapes import frontmatter, import_lines, note_blocks, shown_as_written
 from gitmem.interop.sources import NotRead, Reader, SourceFile
 from gitmem.workspace import Workspace
 
@@ -145,15 +145,9 @@ def _below_frontmatter(reader: Reader, loaded: SourceFile, prefix: str) -> tuple
 def _as_written(reader: Reader, loaded: SourceFile, prefix: str) -> tuple[list[Fact], list[tuple[int, str]]]:
     """The notes and `@path` imports of a file whose CLI shows it to its model as written (`_cuts_frontmatter`), or of
     a file it imports: the lines between a `---` at the top and the next are read as the rest is, notes and imports
-    alike (`---` / `Use pnpm, never npm.` / `---` is a note; an `@docs/x.md` there is followed). The closing `---` ends
-    them as a thematic break would, never as the underline of a heading: the author fenced those lines off as a block
-    of their own (a frontmatter another tool reads), and read as a setext heading their last line would be a title
-    and no note, though the model reads it as any other line."""
-    lines = loaded.text.split("\n")
-    close = frontmatter_close(lines)
-    if close is not None:
-        lines[close] = ""
-    return _notes_and_imports("\n".join(lines), 1, loaded, prefix, "")
+    alike (`---` / `Use pnpm, never npm.` / `---` is a note; an `@docs/x.md` there is followed: shapes'
+    `shown_as_written`)."""
+    return _notes_and_imports(shown_as_written(loaded.text), 1, loaded, prefix, "")
 
 
 def _notes_and_imports(text: str, first_line: int, loaded: SourceFile, prefix: str,

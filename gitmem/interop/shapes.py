@@ -81,6 +81,19 @@ def frontmatter_close(lines: list[str]) -> int | None:
     return next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
 
 
+def shown_as_written(text: str) -> str:
+    """`text` as a CLI that cuts no frontmatter shows it to its model (Codex, Gemini CLI), to find its notes and
+    imports in: the lines between a `---` at the top and the next are text like the rest, and the closing line ends
+    them as a blank line would, never as the underline of a setext heading. The author fenced those lines off as a
+    block of their own (a frontmatter some other tool reads); read as a heading, their last line would be a title and
+    no note, though the model reads it as any other line. Each line keeps its number."""
+    lines = text.split("\n")
+    close = frontmatter_close(lines)
+    if close is not None:
+        lines[close] = ""
+    return "\n".join(lines)
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string of a loaded frontmatter, keys too (its depth is bounded by the loader)."""
     if isinstance(value, str):

@@ -228,6 +228,19 @@ def test_the_global_gemini_memory_is_read_wherever_the_model_wrote_it(memrepo: G
     assert again.code == 0 and "Nothing new to import." in again.out, again.err
 
 
+def test_the_lines_between_dashes_atop_the_global_gemini_memory_are_memories_and_imports(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """Gemini CLI cuts no frontmatter: its model reads those lines, and the closing `---` makes no heading of them."""
+    put(home / ".gemini", {"GEMINI.md": "---\nPrefers tabs. See @extra.md\n---\n- Prefers Python.\n",
+                           "extra.md": "- Prefers short answers.\n"})
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        ("~/.gemini/GEMINI.md", 2, "Prefers tabs. See @extra.md"),
+        ("~/.gemini/GEMINI.md", 4, "Prefers Python."),
+        ("~/.gemini/extra.md", 1, "Prefers short answers.")]
+
+
 def test_the_global_gemini_memory_file_is_the_one_the_settings_name(memrepo: GitRepo, cli: Cli,
                                                                     home: Path) -> None:  # noqa: F811
     settings = {"context": {"fileName": ["AGENTS.md", "../outside.md", str(home / "outside.md")]}}
