@@ -676,8 +676,8 @@ IMPORT_SOURCE_UNREADABLE = _code(
     "{what}", "{fix}", since=5)
 IMPORT_FRONTMATTER_INVALID = _code(
     "GM951", "import-frontmatter-invalid",
-    "a memory file of an import source opens a YAML frontmatter that does not parse or is not a mapping; nothing "
-    "was imported",
+    "a topic file of an import source (a memory with a name and type) opens a YAML frontmatter that does not parse "
+    "or is not a mapping; nothing was imported",
     "{what}", "fix the frontmatter between the two `---` lines (or remove it), then import again", since=5)
 IMPORT_SOURCE_MISSING = _code(
     "GM952", "import-source-missing", "an import source's directory or file is not where its CLI keeps it",

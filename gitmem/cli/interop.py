@@ -124,7 +124,9 @@ def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
     for item in data["skipped"]:  # type: ignore[attr-defined]
         show(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
     for item in data["not_read"]:  # type: ignore[attr-defined]
-        show(f"{item['file']}:{item['line']}: @{printable(item['target'])} not read, {item['reason']}")
+        what = (f"@{printable(item['target'])}" if item["kind"] == "import"
+                else f"{item['kind']} (lines {item['target']})")
+        show(f"{item['file']}:{item['line']}: {what} not read, {item['reason']}")
     if not data["lessons"] and not data["proposals"]:
         show("Nothing new to import.")
 

@@ -26,7 +26,7 @@ from gitmem.interop import gemini_inbox, topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini_places import DEFAULT_CONTEXT_FILE, context_file_names, project_memory_dir
 from gitmem.interop.import_follow import Following, read_with_imports
-from gitmem.interop.shapes import blocks, import_lines, note_blocks, section
+from gitmem.interop.shapes import blocks, import_lines, note_blocks, section, shown_as_written
 from gitmem.interop.sources import Reader, SourceFile
 from gitmem.workspace import Workspace
 
@@ -56,9 +56,11 @@ def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list
 def _memories(reader: Reader, loaded: SourceFile, prefix: str) -> tuple[list[Fact], list[tuple[int, str]]]:
     """Every bullet and paragraph of a global memory file, or of a file it imports, the section's and the rest,
     outside gitmem's managed blocks and lines of `@path` imports alone: the model writes its memories anywhere. Its
-    imports are those Gemini CLI, the one CLI that loads it, finds."""
+    imports are those Gemini CLI, the one CLI that loads it, finds. Gemini CLI cuts no frontmatter: the lines between
+    `---`s at the top are memories and imports as the rest are (`shown_as_written`)."""
+    text = shown_as_written(loaded.text)
     return ([Fact(NAME, f"{prefix}/{loaded.rel}", block.line, block.text, PROPOSAL, loaded.written)
-             for block in note_blocks(loaded.text)], import_lines(loaded.text, gemini_only=True))
+             for block in note_blocks(text)], import_lines(text, gemini_only=True))
 
 
 # The global memory's imports, followed as Gemini CLI follows them: inside its own folder only (import_follow).

@@ -276,6 +276,7 @@ def import_plan_as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
             "lessons": [step_data(s, "LESSONS") for s in result.lessons],
             "proposals": [step_data(s, "DECISIONS") for s in result.proposals],
             "skipped": [{**fact_data(s.fact), "reason": s.reason} for s in result.skipped],
-            "not_read": [{"file": item.file, "line": item.line, "target": item.target, "reason": item.reason}
+            "not_read": [{"file": item.file, "line": item.line, "target": item.target, "reason": item.reason,
+                          "kind": item.kind}
                          for item in batch.not_read]}
 

@@ -33,7 +33,8 @@ class Frontmatter:
     meta: dict[str, Any]
     body: str
     body_line: int            # the line the body starts on
-    problem: tuple[int, str] | None = None    # (line, what) when the frontmatter does not parse
+    # (line, what) when the frontmatter does not parse: then `meta` is empty and `body` is still the text below it
+    problem: tuple[int, str] | None = None
 
 
 def frontmatter(text: str) -> Frontmatter:
@@ -41,34 +42,56 @@ def frontmatter(text: str) -> Frontmatter:
     closes opens none, as Claude Code reads it (its frontmatter pattern needs a closing `---`): the line is a
     thematic break, and the text all body."""
     lines = text.split("\n")
-    if lines[0].strip() != "---":
-        return Frontmatter({}, text, 1)
-    close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    close = frontmatter_close(lines)
     if close is None:
         return Frontmatter({}, text, 1)
     from ruamel.yaml.error import YAMLError
 
+    body, body_line = "\n".join(lines[close + 1:]), close + 2
     try:
         with parsing():
             meta = within_depth(yaml_loader("safe").load("\n".join(lines[1:close])))
     except TooDeep as err:
-        return Frontmatter({}, text, 1, (2, f"has a frontmatter that cannot be read: {err}"))
+        return Frontmatter({}, body, body_line, (2, f"has a frontmatter that cannot be read: {err}"))
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)
-        return Frontmatter({}, text, 1, (line, f"has a frontmatter that is not YAML ({getattr(err, 'problem', err)})"))
+        return Frontmatter({}, body, body_line,
+                           (line, f"has a frontmatter that is not YAML ({getattr(err, 'problem', err)})"))
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        return Frontmatter({}, text, 1, (2, "has a frontmatter that is not a mapping of keys to values"))
+        return Frontmatter({}, body, body_line, (2, "has a frontmatter that is not a mapping of keys to values"))
     # YAML's escapes (`"\x1b"`) make characters the file's own bytes do not hold, which the source's reader
     # checked: a value the import carries (a name, a description) is held to the same plain text.
     from gitmem.memory.decoding import control_characters
 
     for value in _strings(meta):
         for _, what in control_characters(value.encode("utf-8", "surrogatepass")):
-            return Frontmatter({}, text, 1, (2, f"has a frontmatter value holding {what}; memory is plain text"))
-    return Frontmatter(meta, "\n".join(lines[close + 1:]), close + 2)
+            return Frontmatter({}, body, body_line,
+                               (2, f"has a frontmatter value holding {what}; memory is plain text"))
+    return Frontmatter(meta, body, body_line)
+
+
+def frontmatter_close(lines: list[str]) -> int | None:
+    """The index of the line that closes the frontmatter `lines` open (`---` first, then `---` or `...`); None
+    when they open none."""
+    if lines[0].strip() != "---":
+        return None
+    return next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+
+
+def shown_as_written(text: str) -> str:
+    """`text` as a CLI that cuts no frontmatter shows it to its model (Codex, Gemini CLI), to find its notes and
+    imports in: the lines between a `---` at the top and the next are text like the rest, and the closing line ends
+    them as a blank line would, never as the underline of a setext heading. The author fenced those lines off as a
+    block of their own (a frontmatter some other tool reads); read as a heading, their last line would be a title and
+    no note, though the model reads it as any other line. Each line keeps its number."""
+    lines = text.split("\n")
+    close = frontmatter_close(lines)
+    if close is not None:
+        lines[close] = ""
+    return "\n".join(lines)
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -41,12 +41,15 @@ class SourceMissing(GitmemError):
 @dataclass(frozen=True)
 class NotRead:
     """A file a source's own file names (an `@path` import) that the import does not read, and why: said beside
-    the plan, never a problem that stops the import (the CLI may well read it: the user's own file at home)."""
+    the plan, never a problem that stops the import (the CLI may well read it: the user's own file at home). Or,
+    `kind` "frontmatter", a frontmatter that does not parse, left out of a file whose CLI hides it from its model
+    (gitmem.interop.notes), `target` its lines (`1-3`)."""
 
     file: str          # the naming file, as an origin names it (`./CLAUDE.md`)
     line: int
     target: str        # the name as written there
     reason: str
+    kind: str = "import"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ fence, which gitmem, as Claude Code, never follows; Claude Code alone takes one 
 gitmem reads in the files Claude Code loads, never in Gemini CLI's global memory. Where CommonMark ends a list item
 or an HTML block, Claude Code's lexer does too, and so does gitmem: a fence or a comment at column 0 under an item
 runs to its own end, and a line indented under a comment's `-->` is code; a frontmatter is cut off before any import
-is looked for. Skipped, loudly, only where npm cannot install the CLIs."""
+is looked for, and one that is not YAML is hidden all the same; Gemini CLI shows the lines between the `---`s and
+follows an import there, and Codex shows them too. Skipped, loudly, only where npm cannot install the CLIs."""
 from __future__ import annotations
 
 import json
@@ -17,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import claude_code as cc
+from tests.support import codex_cli as cx
+from tests.support import fake_openai as fo
 from tests.support import gemini_cli as gc
 from tests.support.helpers import CliResult, GitRepo
 
@@ -115,3 +118,63 @@ def test_claude_code_ends_items_comments_and_the_frontmatter_where_gitmem_does(
     assert result.code == 0, result.err
     texts = [item["text"] for item in json.loads(result.out)["proposals"]]
     assert {name for name, text in EDGES.items() if text in texts} == loaded
+
+
+def test_claude_code_hides_a_frontmatter_that_is_not_yaml_and_loads_the_rest_as_gitmem_imports_them(
+        memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    claude = cc.claude_or_skip()
+    home = tmp_path / "home"
+    home.mkdir()
+    put(memrepo.path, {"CLAUDE.md": "---\nHidden words: not: YAML\n---\n\n- Review every pull request.\n"})
+    cc.trust(home, memrepo.path)
+    fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    bodies = [cc.request_text(body) for body in fake.requests]
+    assert any("Review every pull request." in body for body in bodies)
+    assert not any("Hidden words" in body for body in bodies)
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert [item["text"] for item in data["proposals"]] == ["Review every pull request."]
+    assert [(item["target"], item["kind"]) for item in data["not_read"]] == [("1-3", "frontmatter")]
+
+
+def test_gemini_cli_shows_the_lines_between_dashes_and_follows_their_import_as_gitmem_reads_them(
+        memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    gemini = gc.gemini_or_skip()
+    home = gc.gemini_home(tmp_path / "home")
+    put(memrepo.path, {"GEMINI.md": "---\nUse pnpm, never npm. See @docs/extra.md\n---\n- Lint first.\n",
+                       "docs/extra.md": "- Extra words from an import.\n"})
+    fake = gc.FakeGeminiAPI(lambda body: [{"text": "done"}])
+    with fake.serve() as url:
+        done = subprocess.run([str(gemini), "-p", "Say done.", "--output-format", "json"], cwd=memrepo.path,
+                              env=gc.gemini_env(home, url, PLAIN), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bodies = [json.dumps(body, ensure_ascii=False) for _, body in fake.requests]
+    shown = {text for text in ("Use pnpm, never npm.", "Extra words from an import.", "Lint first.")
+             if any(text in body for body in bodies)}
+    assert shown == {"Use pnpm, never npm.", "Extra words from an import.", "Lint first."}
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [item["text"] for item in json.loads(result.out)["proposals"]] == [
+        "Use pnpm, never npm. See @docs/extra.md", "Lint first.", "Extra words from an import."]
+
+
+def test_codex_shows_the_lines_between_an_agents_mds_dashes_as_gitmem_reads_them(
+        memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
+    codex = cx.codex_or_skip()
+    home = tmp_path / "home"
+    home.mkdir()
+    put(memrepo.path, {"AGENTS.md": "---\nImportant: never force-push main.\n---\n- Review every pull request.\n"})
+    fake = fo.FakeResponsesAPI(cx.script(finish="ok"))
+    with fake.serve() as url:
+        cx.machine_config(home / ".codex", url)
+        done = cx.run_codex(codex, memrepo.path, cx.codex_env(home, codex), "exec", "--json", "-", prompt="Say ok.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "---\\nImportant: never force-push main.\\n---" in fo.request_text(fake.requests[0])
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [item["text"] for item in json.loads(result.out)["proposals"]] == [
+        "Important: never force-push main.", "Review every pull request."]

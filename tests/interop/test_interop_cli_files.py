@@ -90,13 +90,10 @@ def test_notes_are_read_from_claude_codes_rules_folder_below_their_frontmatter(m
     assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
         ("./.claude/rules/frontend/react.md", 3, "Components are functions, never classes."),
         ("./.claude/rules/testing.md", 6, "(for tests/**) Run the suite before committing.")]
-    put(memrepo.path, {".claude/rules/broken.md": "---\npaths: [\n---\n- a rule\n"})
-    refused = cli(["import", "notes"], cwd=memrepo.path)
-    assert refused.code == 1 and ".claude/rules/broken.md:" in refused.err and "GM95" in refused.err, refused.err
 
 
-@pytest.mark.parametrize("name", ["CLAUDE.md", "AGENTS.md", "GEMINI.md", "docs/imported.md"])
-def test_an_instruction_files_frontmatter_is_no_note_and_imports_nothing(
+@pytest.mark.parametrize("name", ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "docs/imported.md"])
+def test_a_claude_code_files_frontmatter_is_no_note_and_imports_nothing(
         memrepo: GitRepo, cli: Cli, home: Path, name: str) -> None:  # noqa: F811
     """Claude Code cuts the frontmatter off every file it loads, an imported one too, and shows its model only the
     text below; a `paths:` outside `.claude/rules/` loads the file for every path anyway, so it says nothing."""
@@ -126,6 +123,77 @@ def test_a_rules_scope_is_said_with_its_notes_and_a_frontmatter_never_closed_is_
         ("./.claude/rules/all.md", 4, "Prefer small modules."),
         ("./.claude/rules/api.md", 4, "(for src/{api,web}/**, docs/**) Validate every input."),
         ("./CLAUDE.md", 3, "Ship on Fridays.")]
+
+
+# Codex (AGENTS.md), Qwen Code (QWEN.md) and Copilot CLI (its copilot-instructions.md) cut no frontmatter: the
+# model reads the lines between the `---`s as the rest, so they are notes, and no heading's title.
+@pytest.mark.parametrize("name", ["AGENTS.md", "QWEN.md", ".github/copilot-instructions.md"])
+def test_the_lines_between_dashes_atop_a_file_no_cli_cuts_are_notes(
+        memrepo: GitRepo, cli: Cli, home: Path, name: str) -> None:  # noqa: F811
+    put(memrepo.path, {name: "---\nImportant: never force-push main.\n---\n\n- Review every pull request.\n"})
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert [(item["file"], item["line"], item["text"]) for item in data["proposals"]] == [
+        (f"./{name}", 2, "Important: never force-push main."), (f"./{name}", 5, "Review every pull request.")]
+    assert data["not_read"] == []
+
+
+def test_a_gemini_md_that_opens_with_a_sentence_between_dashes_imports_it(memrepo: GitRepo, cli: Cli,
+                                                                          home: Path) -> None:  # noqa: F811
+    """It was GM951, and the whole import stopped, over text Gemini CLI shows its model."""
+    put(memrepo.path, {"GEMINI.md": "---\nUse pnpm, never npm.\n---\n- Lint before committing.\n"})
+    result = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[:2] == [
+        "./GEMINI.md:2: would land in DECISIONS, a proposal: Use pnpm, never npm.",
+        "./GEMINI.md:4: would land in DECISIONS, a proposal: Lint before committing."]
+
+
+def test_an_import_between_dashes_atop_a_gemini_md_is_followed_as_gemini_cli_follows_it(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """The same line in the body is followed; the file it imports is Gemini CLI's too, shown as written."""
+    put(memrepo.path, {
+        "GEMINI.md": "---\ndescription: Team notes, see @docs/extra.md and @docs/missing.md\n---\n"
+                     "- Lint before committing.\n",
+        "docs/extra.md": "---\nUse pnpm workspaces.\n---\n"})
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert [(item["file"], item["line"], item["text"]) for item in data["proposals"]] == [
+        ("./GEMINI.md", 2, "description: Team notes, see @docs/extra.md and @docs/missing.md"),
+        ("./GEMINI.md", 4, "Lint before committing."),
+        ("./docs/extra.md", 2, "Use pnpm workspaces.")]
+    assert [(item["file"], item["line"], item["target"], item["kind"]) for item in data["not_read"]] == [
+        ("./GEMINI.md", 2, "docs/missing.md", "import")]
+
+
+def test_a_frontmatter_a_cli_cuts_that_is_not_yaml_is_left_out_said_and_the_rest_imported(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """Claude Code (CLAUDE.md, a rule) hides it and loads the rest; an `.instructions.md`'s is its settings: the
+    import did stop on GM951, nothing imported."""
+    put(memrepo.path, {
+        "CLAUDE.md": "---\nImportant: never: force-push\n---\n\n- Review every pull request.\n",
+        ".claude/rules/broken.md": "---\npaths: [\n---\n- Validate every input.\n",
+        ".github/instructions/style.instructions.md": "---\nUse pnpm, never npm.\n---\n- Lint first.\n"})
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert sorted((item["file"], item["line"], item["text"]) for item in data["proposals"]) == [
+        ("./.claude/rules/broken.md", 4, "Validate every input."),
+        ("./.github/instructions/style.instructions.md", 4, "Lint first."),
+        ("./CLAUDE.md", 5, "Review every pull request.")]
+    assert sorted((item["file"], item["line"], item["target"], item["kind"]) for item in data["not_read"]) == [
+        ("./.claude/rules/broken.md", 1, "1-3", "frontmatter"),
+        ("./.github/instructions/style.instructions.md", 1, "1-3", "frontmatter"),
+        ("./CLAUDE.md", 1, "1-3", "frontmatter")]
+    shown = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
+    assert shown.code == 0, shown.err
+    assert ("./CLAUDE.md:1: frontmatter (lines 1-3) not read, a frontmatter that is not YAML (mapping values are "
+            "not allowed here): left out as the file's settings, not its notes; the text below it is read"
+            ) in shown.out.splitlines(), shown.out
+    assert ("./.github/instructions/style.instructions.md:1: frontmatter (lines 1-3) not read, a frontmatter that "
+            "is not a mapping of keys to values") in shown.out, shown.out
 
 
 # Gemini CLI 0.61.0's global personal memory, as its model writes it: no `save_memory` tool, the file edited
@@ -158,6 +226,19 @@ def test_the_global_gemini_memory_is_read_wherever_the_model_wrote_it(memrepo: G
     ]
     again = cli(["import", "gemini"], cwd=memrepo.path)
     assert again.code == 0 and "Nothing new to import." in again.out, again.err
+
+
+def test_the_lines_between_dashes_atop_the_global_gemini_memory_are_memories_and_imports(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """Gemini CLI cuts no frontmatter: its model reads those lines, and the closing `---` makes no heading of them."""
+    put(home / ".gemini", {"GEMINI.md": "---\nPrefers tabs. See @extra.md\n---\n- Prefers Python.\n",
+                           "extra.md": "- Prefers short answers.\n"})
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        ("~/.gemini/GEMINI.md", 2, "Prefers tabs. See @extra.md"),
+        ("~/.gemini/GEMINI.md", 4, "Prefers Python."),
+        ("~/.gemini/extra.md", 1, "Prefers short answers.")]
 
 
 def test_the_global_gemini_memory_file_is_the_one_the_settings_name(memrepo: GitRepo, cli: Cli,
