@@ -1,0 +1,44 @@
+"""Weeks of two writers drawn from seeds (tests/support/weeks.py): whatever the draw, what must hold holds.
+
+A handful of seeds run in CI; `GITMEM_WEEKS_SEEDS=0-49 GITMEM_WEEKS_DAYS=14` runs more (marked slow).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.helpers import isolate_git_env
+from tests.support.weeks import Weeks
+
+CI_SEEDS = (1, 2, 3)
+
+
+def _seeds() -> list[int]:
+    spec = os.environ.get("GITMEM_WEEKS_SEEDS", "")
+    if "-" in spec:
+        low, high = spec.split("-")
+        return list(range(int(low), int(high) + 1))
+    return [int(s) for s in spec.split(",") if s]
+
+
+def _run(tmp_path: Path, seed: int, days: int) -> Weeks:
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git_env(patch)
+        weeks = Weeks(tmp_path, seed, days, patch).run()
+        weeks.final_checks()
+    return weeks
+
+
+@pytest.mark.parametrize("seed", CI_SEEDS)
+def test_a_week_of_two_writers_keeps_every_promise(tmp_path: Path, seed: int) -> None:
+    weeks = _run(tmp_path, seed, 4)
+    assert len(weeks.runner_cycles) >= 4 * 8 - len(weeks.refusals)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", _seeds())
+def test_many_weeks_of_two_writers_keep_every_promise(tmp_path: Path, seed: int) -> None:
+    weeks = _run(tmp_path, seed, int(os.environ.get("GITMEM_WEEKS_DAYS", "14")))
+    assert len(weeks.runner_cycles) >= 8

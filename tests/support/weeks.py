@@ -1,0 +1,398 @@
+"""Weeks of an agent and its human, drawn at random from a seed: two writers, clocks that disagree, late schedules.
+
+One bare origin; the runner's clone, where a cycle runs every 3 hours (GitHub starts it 0-5 hours late) and the
+daily close at 23:47 (sometimes after midnight, sometimes also run by the human from their clone); the human's
+clone, on a clock off by a fixed -5..+5 hours, where they commit work, write session entries, answer decisions
+on main or on a branch merged like a pull request (git's merge, as GitHub's button, or `gitmem merge`), and
+sometimes push while a cycle runs (a pre-push hook in the runner's clone pushes the human's commit between the
+cycle's fetch and its push). The clock is a test double; the real runner, close and CLI do the rest.
+
+`Weeks.run()` checks after every step what must hold whatever happened (`Weeks.check`): the required check
+passes on origin's main, the human's work is there, answered decisions stay answered, the runner's LOG times
+come from its clock and in order, and no cycle stays refused. A failed check raises with the seed and the step.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.agents.base import AgentResult, CycleRequest
+from gitmem.checks.check_and_verify import verify_range
+from gitmem.cli import main as gitmem_main
+from gitmem.close import run_close
+from gitmem.config import Config
+from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.gitio import Repo
+from gitmem.memory import decisions, log
+from gitmem.memory.clock_skew import CLOCK_SKEW
+from gitmem.memory_writer import MemoryWriter
+from gitmem.workspace import Workspace
+from tests.support.cycle_support import clone, origin_and_clone
+from tests.support.gitcli import git, run_git
+from tests.support.helpers import AGENT, HUMAN, GitRepo, as_the_human
+from tests.support.world import Clock
+
+START = datetime(2026, 11, 2, tzinfo=UTC)       # day 0; a Monday
+SLOTS = (0, 3, 6, 9, 12, 15, 18, 21)            # scheduled cycle hours, at minute 17
+
+
+class SimulationFailed(AssertionError):
+    pass
+
+
+@dataclass
+class Step:
+    what: str
+    when: datetime
+
+
+@dataclass
+class RunnerCycle:
+    number: int
+    start: datetime
+    end: datetime
+
+
+@dataclass
+class Weeks:
+    tmp: Path
+    seed: int
+    days: int
+    monkeypatch: pytest.MonkeyPatch
+    clock: Clock = field(default_factory=lambda: Clock(START))
+    steps: list[Step] = field(default_factory=list)
+    runner_cycles: list[RunnerCycle] = field(default_factory=list)
+    human_pushed: list[str] = field(default_factory=list)          # commits the human pushed
+    human_files: dict[str, str] = field(default_factory=dict)      # work files the human pushed -> content
+    answered: dict[str, str] = field(default_factory=dict)         # decision id -> title, answered by the human
+    open_prs: list[tuple[str, str, str]] = field(default_factory=list)   # (branch, decision id, title)
+    refused_in_a_row: int = 0
+    refusals: list[str] = field(default_factory=list)
+    closed_days: set[str] = field(default_factory=set)
+    verified: str | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.skew = timedelta(minutes=self.rng.randint(-300, 300))     # the human's clock, off by this much
+        from tests.support.helpers import make_repo
+        self.repo = make_repo(self.tmp / "runner")
+        self.monkeypatch.setattr(Workspace, "clock", lambda ws: self.clock)
+        self._cli(["init"], self.repo.path)                    # what `gitmem init` adds is committed with the rest
+        git(self.repo.path, "add", "-A")
+        git(self.repo.path, "commit", "-q", "-m", "gitmem init")
+        self.origin = origin_and_clone(self.tmp, self.repo)
+        self.human = clone(self.origin, self.tmp / "human", HUMAN)
+        self._cli(["init"], self.human.path)                   # the merge driver, as README asks of every clone
+        assert git(self.human.path, "status", "--porcelain") == ""
+        self.hook = self.repo.path / ".git" / "hooks" / "pre-push"
+
+    # -- the parts ------------------------------------------------------------------------------------------------
+    def _cli(self, argv: list[str], cwd: Path) -> tuple[int, str]:
+        out = io.StringIO()
+        with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = gitmem_main(argv)
+        return code, out.getvalue()
+
+    def _human_reads(self, true: datetime) -> datetime:
+        return true + self.skew
+
+    def _origin_text(self, rel: str) -> str:
+        return git(self.origin, "show", f"main:{rel}")
+
+    def _fresh_checkout(self) -> None:
+        """The Action checks the branch out fresh: what the last run left unpushed is gone (it pushed a branch)."""
+        git(self.repo.path, "fetch", "-q", "origin")
+        git(self.repo.path, "checkout", "-q", "-B", "main", "origin/main")
+        git(self.repo.path, "clean", "-qfd")
+
+    def _human_sync(self) -> None:
+        git(self.human.path, "switch", "-q", "main")
+        git(self.human.path, "pull", "-q", "--ff-only")
+
+    def _human_push(self) -> None:
+        git(self.human.path, "push", "-q", "origin", "main")
+        self.human_pushed.append(git(self.human.path, "rev-parse", "HEAD").strip())
+
+    # -- the human ------------------------------------------------------------------------------------------------
+    def _human_work(self, true: datetime) -> None:
+        """A commit of the human's own work (not memory)."""
+        name = f"work/{true:%m%d-%H%M}-{self.rng.randint(0, 999)}.txt"
+        text = f"the human's work at {self._human_reads(true):%Y-%m-%d %H:%M}\n"
+        path = self.human.path / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        git(self.human.path, "add", name)
+        git(self.human.path, "commit", "-q", "-m", f"Work: {name}")
+        self.human_files[name] = text
+
+    def _human_answer(self, true: datetime, decision: decisions.Decision) -> None:
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(self._human_reads(true))).answer_decision(
+                decision.id, answer="yes, go ahead", name=HUMAN[0], email=HUMAN[1])
+        git(self.human.path, "commit", "-q", "-am", f"Answer {decision.id}")
+        self.answered[decision.id] = decision.title
+
+    def _human_session(self, true: datetime) -> None:
+        """An interactive session's LOG entry and NOW block, on the human's clock."""
+        self.clock.moment = self._human_reads(true)
+        with as_the_human():
+            for argv in (["log", "add", "--task", f"session at {true:%d %H:%M}", "--outcome", "built",
+                          "--result", "done by hand"],
+                         ["now", "add", "--did", "a session", "--human", "nothing", "--next", "carry on"]):
+                code, said = self._cli(argv, self.human.path)
+                assert code == 0, said
+        git(self.human.path, "commit", "-q", "-am", f"Session at {true:%d %H:%M}")
+
+    def _pending(self) -> list[decisions.Decision]:
+        return [d for d in decisions.parse(self.human.read("DECISIONS.md")).pending
+                if not d.is_answered and d.id not in self.answered and all(d.id != pr[1] for pr in self.open_prs)]
+
+    def human_acts(self, true: datetime) -> None:
+        """One thing the human does at `true` (their clock reads it off by the skew), pushed to origin."""
+        self._human_sync()
+        choice = self.rng.random()
+        pending = self._pending()
+        if self.open_prs and choice < 0.25:
+            self._merge_pr(true)
+            return
+        if pending and choice < 0.55:
+            decision = self.rng.choice(pending)
+            if self.rng.random() < 0.5:
+                self._open_pr(true, decision)
+                return
+            self._human_answer(true, decision)
+        elif choice < 0.8 and self.skew <= CLOCK_SKEW:
+            self._human_session(true)
+        else:
+            self._human_work(true)
+        self._human_push()
+        self._step(f"human pushed ({'answer' if pending and choice < 0.55 else 'work'})", true)
+
+    def _open_pr(self, true: datetime, decision: decisions.Decision) -> None:
+        branch = f"answer-{decision.id.lower()}-{self.rng.randint(0, 9999)}"
+        git(self.human.path, "switch", "-q", "-c", branch)
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(self._human_reads(true))).answer_decision(
+                decision.id, answer="yes, in a pull request", name=HUMAN[0], email=HUMAN[1])
+        git(self.human.path, "commit", "-q", "-am", f"Answer {decision.id}")
+        git(self.human.path, "push", "-q", "origin", branch)
+        git(self.human.path, "switch", "-q", "main")
+        self.open_prs.append((branch, decision.id, decision.title))
+        self._step(f"human opened {branch}", true)
+
+    def _merge_pr(self, true: datetime) -> None:
+        branch, decision_id, title = self.open_prs.pop(0)
+        git(self.human.path, "fetch", "-q", "origin")
+        if self.rng.random() < 0.5:      # GitHub's merge button: git's 3-way merge, no driver
+            done = run_git(self.human.path, "-c", "merge.gitmem-memory.driver=false", "merge", "--no-ff",
+                           "--no-edit", f"origin/{branch}", check=False)
+            how = "merge button"
+            if done.returncode != 0:
+                # GitHub would refuse the button; the human lands it with `gitmem merge` instead.
+                git(self.human.path, "merge", "--abort")
+                how = "gitmem merge after a conflict"
+                self._gitmem_merge(true, branch)
+        else:
+            how = "gitmem merge"
+            self._gitmem_merge(true, branch)
+        self.answered[decision_id] = title
+        self._human_push()
+        self._step(f"human merged {branch} ({how})", true)
+
+    def _gitmem_merge(self, true: datetime, branch: str) -> None:
+        self.clock.moment = self._human_reads(true)
+        with as_the_human():
+            code, said = self._cli(["merge", f"origin/{branch}"], self.human.path)
+        assert code == 0, said
+        if git(self.human.path, "status", "--porcelain").strip():
+            git(self.human.path, "commit", "-q", "-am", f"Merge {branch}")
+
+    def prepare_push_during_the_cycle(self, true: datetime) -> None:
+        """The human's commit, made now and pushed by the runner's pre-push hook: between the cycle's fetch and
+        its push."""
+        self._human_sync()
+        kind = self.rng.random()
+        pending = self._pending()
+        if pending and kind < 0.4:
+            self._human_answer(true, self.rng.choice(pending))
+        elif kind < 0.7 and self.skew <= CLOCK_SKEW:
+            self._human_session(true)
+        else:
+            self._human_work(true)
+        tip = git(self.human.path, "rev-parse", "HEAD").strip()
+        marker = self.tmp / "hook-fired"
+        marker.unlink(missing_ok=True)
+        self.hook.write_text(f"""#!/bin/sh
+[ -e '{marker}' ] && exit 0
+touch '{marker}'
+cd '{self.human.path}' && env -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE git push -q origin main >/dev/null 2>&1
+exit 0
+""")
+        self.hook.chmod(0o755)
+        self.pushed_by_hook = tip
+
+    # -- the runner -----------------------------------------------------------------------------------------------
+    def cycle(self, start: datetime, *, race: bool) -> datetime:
+        self._fresh_checkout()
+        if race:
+            self.prepare_push_during_the_cycle(start)
+        self.clock.moment = start
+        weeks = self
+
+        class Agent:
+            name = "command"
+
+            def run(self, request: CycleRequest) -> AgentResult:
+                clock = weeks.clock
+                clock.moment += timedelta(minutes=weeks.rng.randint(1, 20))
+                memory = MemoryWriter(Workspace.at(request.root, request.config), clock=request.clock,
+                                      author_email=request.config.agent.email)
+                (request.root / "built.txt").write_text(f"cycle {request.cycle}\n", encoding="utf-8")
+                if weeks.rng.random() < 0.2:
+                    memory.ask_decision(title=f"Question {weeks.rng.randint(0, 10**6)}?",
+                                        recommendation="the simple option")
+                memory.add_log_entry(task=f"task at {clock.moment:%d %H:%M}", outcome="built",
+                                     result="it works", evidence="cat built.txt")
+                memory.add_now_block(did="a task", human="nothing", next="carry on")
+                clock.moment += timedelta(minutes=weeks.rng.randint(1, 5))
+                return AgentResult(turns=2, usage={"input_tokens": 100, "output_tokens": 10},
+                                   stop_reason="end_turn")
+
+        try:
+            report = run_cycle(Workspace.at(self.repo.path), Agent(),
+                               settings=Settings(push=True, clock=self.clock, sleep=lambda _: None))
+        except GitmemError as refused:
+            self._refused(f"cycle at {start:%d %H:%M} refused: {refused}", start)
+            return self.clock.moment
+        finally:
+            self.hook.unlink(missing_ok=True)
+        if race and (self.tmp / "hook-fired").exists():
+            self.human_pushed.append(self.pushed_by_hook)
+        end = self.clock.moment
+        if report.exit_code != ExitCode.OK or not report.pushed:
+            self._refused(f"cycle at {start:%d %H:%M}: exit {report.exit_code} {report.messages}", start)
+        else:
+            self.refused_in_a_row = 0
+            self.runner_cycles.append(RunnerCycle(report.cycle, start, end))
+        self._step(f"cycle {report.cycle} from {start:%d %H:%M}{' raced' if race else ''}", start)
+        return end
+
+    def _refused(self, what: str, when: datetime) -> None:
+        self.refusals.append(what)
+        self.refused_in_a_row += 1
+        if self.refused_in_a_row > 1:
+            raise SimulationFailed(f"seed {self.seed}: two cycles in a row did not land: {self.refusals[-2:]}")
+
+    def close(self, true: datetime, *, by_human: bool = False) -> None:
+        if by_human:
+            self._human_sync()
+            where, moment = self.human, self._human_reads(true)
+        else:
+            self._fresh_checkout()
+            where, moment = self.repo, true
+        self.clock.moment = moment
+        result = run_close(Workspace.at(where.path), push=True, clock=Clock(moment))
+        assert result.push is None or result.push.status.exit_code == ExitCode.OK, (self.seed, result.message)
+        if by_human:
+            git(self.human.path, "pull", "-q", "--ff-only")
+        self.closed_days.update(result.days)
+        self._step(f"close by {'human' if by_human else 'runner'} at {moment:%d %H:%M} ({result.status}, "
+                   f"{result.days})", true)
+
+    # -- the schedule ---------------------------------------------------------------------------------------------
+    def run(self) -> Weeks:
+        events: list[tuple[datetime, int, str]] = []
+        for day in range(self.days):
+            base = START + timedelta(days=day)
+            for hour in SLOTS:
+                late = timedelta(minutes=self.rng.choice([0, 0, 0, 5, 30, 90, 180, 300]))
+                events.append((base + timedelta(hours=hour, minutes=17) + late, 1, "cycle"))
+            late = timedelta(minutes=self.rng.choice([0, 0, 0, 20, 44, 120, 300]))
+            close_at = base + timedelta(hours=23, minutes=47) + late
+            events.append((close_at, 2, "close"))
+            if self.rng.random() < 0.25:
+                events.append((close_at + timedelta(minutes=self.rng.randint(-30, 30)), 2, "human-close"))
+            for _ in range(self.rng.randint(1, 4)):
+                events.append((base + timedelta(minutes=self.rng.randint(0, 24 * 60 - 1)), 0, "human"))
+        events.sort()
+        busy_until = START
+        for when, _, kind in events:
+            when = max(when, busy_until)
+            if kind == "cycle":
+                busy_until = self.cycle(when, race=self.rng.random() < 0.15) + timedelta(minutes=1)
+            elif kind == "close":
+                self.close(when)
+            elif kind == "human-close":
+                self.close(when, by_human=True)
+            else:
+                self.human_acts(when)
+        return self
+
+    # -- what must hold -------------------------------------------------------------------------------------------
+    def _step(self, what: str, when: datetime) -> None:
+        self.steps.append(Step(what, when))
+        try:
+            self.check()
+        except AssertionError as failed:
+            trail = "\n".join(f"  {s.when:%d %H:%M} {s.what}" for s in self.steps[-8:])
+            raise SimulationFailed(f"seed {self.seed}, step {len(self.steps)} ({what}):\n{failed}\nlast steps:\n"
+                                   f"{trail}") from failed
+
+    def check(self) -> None:
+        origin = pygit2.Repository(str(self.origin))
+        tip = str(origin.revparse_single("refs/heads/main").id)
+        if tip != self.verified:
+            checked = verify_range(Workspace.for_repo(Repo(origin), Config()), self.verified, "refs/heads/main")
+            errors = [v for v in checked.violations if v.is_error]
+            assert errors == [] and not checked.rewritten, [str(v) for v in errors]
+            self.verified = tip
+        for commit in self.human_pushed:
+            assert origin.descendant_of(origin.revparse_single(tip).id, pygit2.Oid(hex=commit)) or \
+                commit == tip, f"the human's {commit[:10]} is not on origin's main"
+        for name, text in self.human_files.items():
+            assert self._origin_text(name) == text, name
+        doc = decisions.parse(self._origin_text("DECISIONS.md"))
+        merged = {d for d, _t in self.answered.items()
+                  if all(d != pr[1] for pr in self.open_prs)}
+        every = [*doc.pending, *doc.resolved]
+        resolved = {d.id: d.title for d in every if d.is_answered}
+        for decision_id in merged:
+            assert resolved.get(decision_id) == self.answered[decision_id], (decision_id, resolved.get(decision_id))
+        answered_titles = {self.answered[d] for d in merged}
+        again = [d.id for d in every if d.title in answered_titles and not d.is_answered]
+        assert again == [], f"answered decisions asked again as new: {again}"
+        self._check_log_times()
+
+    def _check_log_times(self) -> None:
+        entries = {e.cycle: e for e in log.live(log.parse(self._origin_text("LOG.md")).entries)
+                   if e.cycle is not None}
+        previous: datetime | None = None
+        for cycle in sorted(self.runner_cycles, key=lambda c: c.number):
+            entry = entries.get(cycle.number)
+            assert entry is not None, f"runner cycle {cycle.number} is not in LOG"
+            written = entry.when.moment
+            assert cycle.start - CLOCK_SKEW <= written <= cycle.end + CLOCK_SKEW, (cycle, entry.heading)
+            if previous is not None:
+                assert written >= previous - CLOCK_SKEW, (cycle.number, written, previous)
+            previous = written
+
+    def final_checks(self) -> None:
+        """At the end: every day closed, and every runner cycle in exactly one close report."""
+        text = self._origin_text("LOG.md")
+        parsed = log.live(log.parse(text).entries)
+        closes = [e for e in parsed if e.cycle is None and e.get("Day")]
+        days = {e.get("Day") for e in closes}
+        for day in range(self.days):
+            assert (START + timedelta(days=day)).date().isoformat() in days, (self.seed, day)
+        per_day: dict[str, int] = {}
+        for e in closes:
+            per_day[e.get("Day") or ""] = per_day.get(e.get("Day") or "", 0) + 1
+        self.twice_closed = sorted(d for d, n in per_day.items() if n > 1)
