@@ -19,8 +19,9 @@ import random
 import shutil
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pygit2
 import pytest
@@ -44,7 +45,8 @@ from tests.support.world import Clock
 
 FAKETIME = shutil.which("faketime")
 GITMEM = Path(sys.executable).parent / "gitmem"
-START = datetime(2026, 11, 2, tzinfo=UTC)       # day 0; a Monday
+START = datetime(2026, 10, 29, tzinfo=UTC)      # day 0: America's clocks go back on day 3 (1 November)
+ZONES = ("UTC", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "Europe/Madrid")
 SLOTS = (0, 3, 6, 9, 12, 15, 18, 21)            # scheduled cycle hours, at minute 17
 
 
@@ -92,8 +94,13 @@ class Weeks:
         self.rng = random.Random(self.seed)
         self.skew = timedelta(minutes=self.rng.randint(-300, 300))     # the human's clock, off by this much
         from tests.support.helpers import make_repo
+        self.zone = ZoneInfo(self.rng.choice(ZONES))                   # the configured `timezone`
         self.repo = make_repo(self.tmp / "runner")
-        self.monkeypatch.setattr(Workspace, "clock", lambda ws: self.clock)
+        config = self.repo.read("gitmem.yaml").replace("timezone: UTC ", f"timezone: {self.zone.key} ")
+        assert f"timezone: {self.zone.key}" in config
+        self.repo.write("gitmem.yaml", config)
+        # Every clock reads in the configured zone, as Workspace.clock does.
+        self.monkeypatch.setattr(Workspace, "clock", lambda ws: self.zoned)
         self._cli(["init"], self.repo.path)                    # what `gitmem init` adds is committed with the rest
         git(self.repo.path, "add", "-A")
         git(self.repo.path, "commit", "-q", "-m", "gitmem init")
@@ -110,8 +117,11 @@ class Weeks:
             code = gitmem_main(argv)
         return code, out.getvalue()
 
+    def zoned(self) -> datetime:
+        return self.clock.moment.astimezone(self.zone)
+
     def _human_reads(self, true: datetime) -> datetime:
-        return true + self.skew
+        return (true + self.skew).astimezone(self.zone)
 
     def _origin_text(self, rel: str) -> str:
         return git(self.origin, "show", f"main:{rel}")
@@ -124,7 +134,7 @@ class Weeks:
 
     def _hgit(self, *args: str, true: datetime) -> str:
         """`git ARGS` in the human's clone, its commits dated by the human's clock, as git dates them."""
-        stamp = f"{self._human_reads(true):%Y-%m-%dT%H:%M:%S+0000}"
+        stamp = f"{self._human_reads(true).astimezone(UTC):%Y-%m-%dT%H:%M:%S+0000}"
         env = isolated_env(who=HUMAN)
         env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
         return run_git(self.human.path, *args, env=env).stdout
@@ -295,7 +305,7 @@ exit 0
 
         try:
             report = run_cycle(Workspace.at(self.repo.path), Agent(),
-                               settings=Settings(push=True, clock=self.clock, sleep=lambda _: None))
+                               settings=Settings(push=True, clock=self.zoned, sleep=lambda _: None))
         except GitmemError as refused:
             self._refused(f"cycle at {start:%d %H:%M} refused: {refused}", start)
             return self.clock.moment
@@ -330,8 +340,8 @@ exit 0
             self.hook.write_text(f"""#!/bin/sh
 [ -e '{marker}' ] && exit 0
 touch '{marker}'
-cd '{self.human.path}' && env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
-    '{FAKETIME}' -f '@{moment:%Y-%m-%d %H:%M:%S}' '{GITMEM}' close --push --no-llm >/dev/null 2>&1
+cd '{self.human.path}' && TZ=UTC env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
+    '{FAKETIME}' -f '@{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S}' '{GITMEM}' close --push --no-llm >/dev/null 2>&1
 exit 0
 """)
             self.hook.chmod(0o755)
@@ -342,7 +352,7 @@ exit 0
             where, moment = self.human, self._human_reads(true)
         else:
             self._fresh_checkout()
-            where, moment = self.repo, true
+            where, moment = self.repo, true.astimezone(self.zone)
         self.clock.moment = moment
         try:
             result = run_close(Workspace.at(where.path), push=True, clock=Clock(moment))
@@ -360,11 +370,13 @@ exit 0
         events: list[tuple[datetime, int, str]] = []
         for day in range(self.days):
             base = START + timedelta(days=day)
+            local = datetime.combine(START.astimezone(self.zone).date() + timedelta(days=day), time(23, 47),
+                                     tzinfo=self.zone).astimezone(UTC)
             for hour in SLOTS:
                 late = timedelta(minutes=self.rng.choice([0, 0, 0, 5, 30, 90, 180, 300]))
                 events.append((base + timedelta(hours=hour, minutes=17) + late, 1, "cycle"))
             late = timedelta(minutes=self.rng.choice([0, 0, 0, 20, 44, 120, 300]))
-            close_at = base + timedelta(hours=23, minutes=47) + late
+            close_at = local + late
             events.append((close_at, 2, "close"))
             if self.rng.random() < 0.25:
                 events.append((close_at + timedelta(minutes=self.rng.randint(-30, 30)), 2, "human-close"))
@@ -437,16 +449,17 @@ exit 0
     def final_checks(self) -> None:
         """At the end, after a catch-up close the next morning: every day closed, and the close reports together
         count every cycle once (a cycle reported twice or by none breaks the sum)."""
-        end = START + timedelta(days=self.days)
-        self.close(end + timedelta(days=1, hours=6))
+        last = (START + timedelta(days=self.days)).astimezone(self.zone).date() + timedelta(days=1)
+        self.close(datetime.combine(last, time(6, 0), tzinfo=self.zone).astimezone(UTC))
+        end = datetime.combine(last, time(0, 0), tzinfo=self.zone)
         parsed = log.live(log.parse(self._origin_text("LOG.md")).entries)
         closes = [e for e in parsed if e.cycle is None and e.get("Day")]
         per_day: dict[str, int] = {}
         for entry in closes:
             per_day[entry.get("Day") or ""] = per_day.get(entry.get("Day") or "", 0) + 1
-        for day in range(self.days):
-            assert (START + timedelta(days=day)).date().isoformat() in per_day, (self.seed, day)
+        for ran in self.runner_cycles:
+            assert ran.start.astimezone(self.zone).date().isoformat() in per_day, (self.seed, ran)
         self.twice_closed = sorted(d for d, n in per_day.items() if n > 1)
         reported = sum(int(count) for e in closes if (count := (e.get("Cycles") or "").split(" ")[0]).isdigit())
-        cycles = [e for e in parsed if e.cycle is not None and e.when.moment < end + timedelta(days=1)]
+        cycles = [e for e in parsed if e.cycle is not None and e.when.moment < end]
         assert reported == len(cycles), (self.seed, reported, len(cycles))
