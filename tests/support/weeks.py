@@ -31,6 +31,7 @@ from gitmem.checks.check_and_verify import verify_range
 from gitmem.cli import main as gitmem_main
 from gitmem.close import run_close
 from gitmem.config import Config
+from gitmem.cycle.budget import NEWLY_RESOLVED
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio import Repo
@@ -65,6 +66,7 @@ class RunnerCycle:
     number: int
     start: datetime
     end: datetime
+    shown: tuple[str, ...] = ()            # the decisions its context showed as newly resolved
 
 
 @dataclass
@@ -83,12 +85,14 @@ class Weeks:
     refused_in_a_row: int = 0
     refusals: list[str] = field(default_factory=list)
     closed_days: set[str] = field(default_factory=set)
+    shown: tuple[str, ...] = ()
     verified: str | None = None
     merges: list[str] = field(default_factory=list)
     races: int = 0
     close_races: int = 0
     human_closes: int = 0
     twice_closed: list[str] = field(default_factory=list)
+    answers_landed: dict[str, int] = field(default_factory=dict)   # decision id -> the landed cycles before it
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -288,6 +292,9 @@ exit 0
             name = "command"
 
             def run(self, request: CycleRequest) -> AgentResult:
+                part = next(p for p in request.parts if p.name == "decisions").text
+                weeks.shown = tuple(d.id for d in decisions.parse(
+                    "# DECISIONS\n\n## Resolved\n\n" + part.split(NEWLY_RESOLVED, 1)[1]).resolved)
                 clock = weeks.clock
                 clock.moment += timedelta(minutes=weeks.rng.randint(1, 20))
                 memory = MemoryWriter(Workspace.at(request.root, request.config), clock=request.clock,
@@ -319,7 +326,7 @@ exit 0
             self._refused(f"cycle at {start:%d %H:%M}: exit {report.exit_code} {report.messages}", start)
         else:
             self.refused_in_a_row = 0
-            self.runner_cycles.append(RunnerCycle(report.cycle, start, end))
+            self.runner_cycles.append(RunnerCycle(report.cycle, start, end, self.shown))
         self._step(f"cycle {report.cycle} from {start:%d %H:%M}{' raced' if race else ''}", start)
         return end
 
@@ -428,6 +435,8 @@ exit 0
         resolved = {d.id: d.title for d in every if d.is_answered}
         for decision_id in merged:
             assert resolved.get(decision_id) == self.answered[decision_id], (decision_id, resolved.get(decision_id))
+        for decision_id in merged:
+            self.answers_landed.setdefault(decision_id, len(self.runner_cycles))
         answered_titles = {self.answered[d] for d in merged}
         again = [d.id for d in every if d.title in answered_titles and not d.is_answered]
         assert again == [], f"answered decisions asked again as new: {again}"
@@ -463,3 +472,8 @@ exit 0
         reported = sum(int(count) for e in closes if (count := (e.get("Cycles") or "").split(" ")[0]).isdigit())
         cycles = [e for e in parsed if e.cycle is not None and e.when.moment < end]
         assert reported == len(cycles), (self.seed, reported, len(cycles))
+        # An answer is shown once as newly resolved: in the first cycle that starts after it lands.
+        for decision_id, landed in self.answers_landed.items():
+            shown_in = [i for i, ran in enumerate(self.runner_cycles) if decision_id in ran.shown]
+            assert shown_in == ([landed] if landed < len(self.runner_cycles) else []), (decision_id, landed,
+                                                                                          shown_in)
