@@ -41,7 +41,7 @@ from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git, isolated_env, run_git
-from tests.support.helpers import HUMAN, as_the_human
+from tests.support.helpers import HUMAN, as_the_human, make_repo
 from tests.support.world import Clock
 
 FAKETIME = shutil.which("faketime")
@@ -85,7 +85,8 @@ class Weeks:
     refused_in_a_row: int = 0
     refusals: list[str] = field(default_factory=list)
     closed_days: set[str] = field(default_factory=set)
-    shown: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()            # what the running cycle's context showed as newly resolved
+    pushed_by_hook: str | None = None      # the human's commit the runner's pre-push hook pushes
     verified: str | None = None
     merges: list[str] = field(default_factory=list)
     races: int = 0
@@ -97,7 +98,6 @@ class Weeks:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.skew = timedelta(minutes=self.rng.randint(-300, 300))     # the human's clock, off by this much
-        from tests.support.helpers import make_repo
         self.zone = ZoneInfo(self.rng.choice(ZONES))                   # the configured `timezone`
         self.repo = make_repo(self.tmp / "runner")
         config = self.repo.read("gitmem.yaml").replace("timezone: UTC ", f"timezone: {self.zone.key} ")
@@ -199,12 +199,15 @@ class Weeks:
                 self._open_pr(true, decision)
                 return
             self._human_answer(true, decision)
+            what = f"answer {decision.id}"
         elif choice < 0.8:
             self._human_session(true)
+            what = "a session"
         else:
             self._human_work(true)
+            what = "work"
         self._human_push()
-        self._step(f"human pushed ({'answer' if pending and choice < 0.55 else 'work'})", true)
+        self._step(f"human pushed {what}", true)
 
     def _open_pr(self, true: datetime, decision: decisions.Decision) -> None:
         branch = f"answer-{decision.id.lower()}-{self.rng.randint(0, 9999)}"
@@ -318,9 +321,11 @@ exit 0
             return self.clock.moment
         finally:
             self.hook.unlink(missing_ok=True)
-        if race and (self.tmp / "hook-fired").exists():
+        if race and self.pushed_by_hook is not None:
+            assert (self.tmp / "hook-fired").exists(), "the cycle pushed nothing, so the human's commit did not land"
             self.human_pushed.append(self.pushed_by_hook)
             self.races += 1
+            self.pushed_by_hook = None
         end = self.clock.moment
         if report.exit_code != ExitCode.OK or not report.pushed:
             self._refused(f"cycle at {start:%d %H:%M}: exit {report.exit_code} {report.messages}", start)
