@@ -49,6 +49,7 @@ GITMEM = Path(sys.executable).parent / "gitmem"
 START = datetime(2026, 10, 29, tzinfo=UTC)      # day 0: America's clocks go back on day 3 (1 November)
 ZONES = ("UTC", "America/New_York", "Asia/Kolkata", "Pacific/Auckland", "Europe/Madrid")
 SLOTS = (0, 3, 6, 9, 12, 15, 18, 21)            # scheduled cycle hours, at minute 17
+HAND_EDIT_CHANCE = 0.04                         # of a human action: a malformed LOG heading pushed past the check
 
 
 class SimulationFailed(AssertionError):
@@ -99,6 +100,9 @@ class Weeks:
     unseen: set[str] = field(default_factory=set)
     expected_shown: set[str] = field(default_factory=set)
     wrongly_shown: str | None = None
+    malformed_line: int | None = None      # a hand-typed LOG heading on main, not yet amended
+    brought_malformed: bool = False        # the step that pushed it: its range fails verify, at that line
+    amendments: int = 0
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -198,6 +202,9 @@ class Weeks:
         if self.open_prs and choice < 0.25:
             self._merge_pr(true)
             return
+        if self.malformed_line is None and self.rng.random() < HAND_EDIT_CHANCE:
+            self._hand_edit(true)
+            return
         if pending and choice < 0.55:
             decision = self.rng.choice(pending)
             if self.rng.random() < 0.5:
@@ -205,7 +212,7 @@ class Weeks:
                 return
             self._human_answer(true, decision)
             what = f"answer {decision.id}"
-        elif choice < 0.8:
+        elif choice < 0.8 and self.malformed_line is None:    # `log add` refuses to build on a bad entry
             self._human_session(true)
             self.unseen.clear()
             what = "a session"
@@ -214,6 +221,35 @@ class Weeks:
             what = "work"
         self._human_push()
         self._step(f"human pushed {what}", true)
+
+    def _hand_edit(self, true: datetime) -> None:
+        """A hand-typed LOG heading reaches main without the check (`--no-verify`, a web edit merged without the
+        required check): the range that brings it fails verify, and the next cycle refuses to build on it."""
+        text = self.human.read("LOG.md").rstrip("\n") + "\n"
+        self.malformed_line = text.count("\n") + 2
+        heading = f"{self._human_reads(true):%Y-%m-%d %H:%M} UTC · cycle 9999 · shipped"
+        self.human.write("LOG.md", text + f"\n## {heading}\n- Task: a hand edit\n- Result: merged without the check\n")
+        self._hgit("commit", "-q", "--no-verify", "-am", "A hand edit of LOG", true=true)
+        self._human_push()
+        self.brought_malformed = True
+        self._step(f"human pushed a malformed LOG entry at line {self.malformed_line}", true)
+
+    def amend(self, true: datetime) -> None:
+        """The documented way out of a refused cycle: `gitmem log amend --line N`, committed and pushed."""
+        assert self.malformed_line is not None, "a cycle was refused, and nothing on main is malformed"
+        self._human_sync()
+        self.clock.moment = self._human_reads(true)
+        with as_the_human():
+            code, said = self._cli(["log", "amend", "--line", str(self.malformed_line), "--task", "a hand edit",
+                                    "--outcome", "built", "--result", "merged without the check, amended"],
+                                   self.human.path)
+        assert code == 0, said
+        self._hgit("commit", "-q", "-am", "Amend the hand edit of LOG", true=true)
+        self._human_push()
+        self.malformed_line = None
+        self.amendments += 1
+        self.unseen.clear()           # an amendment is numbered like a session's entry
+        self._step("human amended the malformed entry", true)
 
     def _open_pr(self, true: datetime, decision: decisions.Decision) -> None:
         branch = f"answer-{decision.id.lower()}-{self.rng.randint(0, 9999)}"
@@ -273,7 +309,7 @@ class Weeks:
         pending = self._pending()
         if pending and kind < 0.4:
             self._human_answer(true, self.rng.choice(pending))
-        elif kind < 0.7:
+        elif kind < 0.7 and self.malformed_line is None:
             self._human_session(true)
         else:
             self._human_work(true)
@@ -325,6 +361,7 @@ exit 0
                                settings=Settings(push=True, clock=self.zoned, sleep=lambda _: None))
         except GitmemError as refused:
             self._refused(f"cycle at {start:%d %H:%M} refused: {refused}", start)
+            self.amend(self.clock.moment + timedelta(minutes=5))
             return self.clock.moment
         finally:
             self.hook.unlink(missing_ok=True)
@@ -436,7 +473,9 @@ exit 0
             checked = verify_range(Workspace.for_repo(Repo(origin), Config()), self.verified, "refs/heads/main")
             # A fast laptop's session entry fails the range that brought it (docs/format.md, Time); nothing else.
             errors = [v for v in checked.violations if v.is_error
-                      and not (v.code == "GM309" and self.skew > CLOCK_SKEW)]
+                      and not (v.code == "GM309" and self.skew > CLOCK_SKEW)
+                      and not (self.brought_malformed and v.path == "LOG.md" and v.line == self.malformed_line)]
+            self.brought_malformed = False
             assert errors == [] and not checked.rewritten, [str(v) for v in errors]
             self.verified = tip
         for commit in self.human_pushed:
