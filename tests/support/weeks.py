@@ -439,7 +439,7 @@ exit 0
             close_at = local + late
             events.append((close_at, 2, "close"))
             if self.rng.random() < 0.25:
-                events.append((close_at + timedelta(minutes=self.rng.randint(-30, 30)), 2, "human-close"))
+                events.append((close_at + timedelta(minutes=self.rng.randint(-300, 30)), 2, "human-close"))
             for _ in range(self.rng.randint(1, 4)):
                 events.append((base + timedelta(minutes=self.rng.randint(0, 24 * 60 - 1)), 0, "human"))
         events.sort()
