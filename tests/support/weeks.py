@@ -405,7 +405,6 @@ cd '{self.human.path}' && TZ=UTC env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT
 exit 0
 """)
             self.hook.chmod(0o755)
-            self.close_races += 1
         if by_human:
             self.human_closes += 1
             self._human_sync()
@@ -418,6 +417,9 @@ exit 0
             result = run_close(Workspace.at(where.path), push=True, clock=Clock(moment))
         finally:
             self.hook.unlink(missing_ok=True)
+        if race and (self.tmp / "close-hook-fired").exists():
+            (self.tmp / "close-hook-fired").unlink()
+            self.close_races += 1
         assert result.push is None or result.push.status.exit_code == ExitCode.OK, (self.seed, result.message)
         if by_human:
             git(self.human.path, "pull", "-q", "--ff-only")
