@@ -1,15 +1,22 @@
 """Weeks of an agent and its human, drawn at random from a seed: two writers, clocks that disagree, late schedules.
 
 One bare origin; the runner's clone, where a cycle runs every 3 hours (GitHub starts it 0-5 hours late) and the
-daily close at 23:47 (sometimes after midnight, sometimes also run by the human from their clone); the human's
-clone, on a clock off by a fixed -5..+5 hours, where they commit work, write session entries, answer decisions
-on main or on a branch merged like a pull request (git's merge, as GitHub's button, or `gitmem merge`), and
-sometimes push while a cycle runs (a pre-push hook in the runner's clone pushes the human's commit between the
-cycle's fetch and its push). The clock is a test double; the real runner, close and CLI do the rest.
+daily close at 23:47 in the configured zone (drawn: UTC, New York over the night its clocks go back, Kolkata,
+Auckland, Madrid), sometimes after midnight, sometimes also run by the human from their clone, hours early or in
+the same moment (their close lands between the runner's close's fetch and push); the human's clone, on a clock off
+by a fixed -5..+5 hours (their commits dated by it), where they commit work, write session entries, answer
+decisions on main or on a branch merged like a pull request (GitHub's button: git's merge with no driver; or
+`gitmem merge`), push a malformed LOG heading past the check now and then, and sometimes push while a cycle runs
+(the runner's pre-push hook pushes the human's commit between the cycle's fetch and its push). The clock is a
+test double; the real runner, close and CLI do the rest.
 
-`Weeks.run()` checks after every step what must hold whatever happened (`Weeks.check`): the required check
-passes on origin's main, the human's work is there, answered decisions stay answered, the runner's LOG times
-come from its clock and in order, and no cycle stays refused. A failed check raises with the seed and the step.
+`Weeks.check` runs after every step: the required check passes on origin's main (but for what docs/format.md
+says fails: a fast laptop's entry, GM309, and the range that brought a malformed heading), every commit the human
+pushed is on main and their files as they wrote them, answered decisions stay answered and are never pending
+again, each answer is shown as newly resolved by the first cycle that starts after it lands (unless a session
+landed first), the runner's LOG times come from its clock and are in order, and no two cycles in a row fail (a
+refused cycle gets the documented repair, `gitmem log amend`). `final_checks` adds: every day with a cycle has
+a close, the close reports count each cycle once, and a day's second close reports cycles.
 """
 from __future__ import annotations
 
