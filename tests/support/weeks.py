@@ -44,7 +44,7 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio import Repo
 from gitmem.memory import decisions, log
 from gitmem.memory.clock_skew import CLOCK_SKEW
-from gitmem.memory_writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git, isolated_env, run_git
@@ -422,6 +422,15 @@ exit 0
         self.clock.moment = moment
         try:
             result = run_close(Workspace.at(where.path), push=True, clock=Clock(moment))
+        except WriteRefused as refused:
+            # Every LOG write refuses to append after a malformed entry (docs/format.md, Amending LOG): the close
+            # too. The human amends it; the next close catches the day up.
+            if self.malformed_line is None:
+                raise
+            self.refusals.append(f"close at {true:%d %H:%M} refused: {refused}")
+            self._step(f"close at {true:%d %H:%M} refused on the malformed entry", true)
+            self.amend(true + timedelta(minutes=5))
+            return
         finally:
             self.hook.unlink(missing_ok=True)
         if race and (self.tmp / "close-hook-fired").exists():
