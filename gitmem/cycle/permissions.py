@@ -92,15 +92,20 @@ def _rule_lookalikes(head: tuple[str, ...], old_head: tuple[str, ...]) -> set[in
     """The offsets in `head`, the free text above `## Proven rules`, of the lines the agent added that a reader
     takes for a rule (`- R-09 · … (human)`: GitHub's page and every prompt show it as one; gitmem.memory.lookalike).
     A line the free text held at HEAD stays, as often as it was there."""
-    held = Counter(line for line in old_head if reads_as_rule(line))
+    held = Counter(line for at, line in enumerate(old_head) if reads_as_rule(line, previous=_above(old_head, at)))
     found: set[int] = set()
     for at, line in enumerate(head):
-        if reads_as_rule(line):
+        if reads_as_rule(line, previous=_above(head, at)):
             if held[line]:
                 held[line] -= 1
             else:
                 found.add(at)
     return found
+
+
+def _above(lines: tuple[str, ...], at: int) -> str:
+    """The line above `lines[at]`, or "" for the first: what tells a line's own start from a continuation."""
+    return lines[at - 1] if at else ""
 
 
 def _decisions(before: str, after: str) -> tuple[str, list[str]]:
@@ -151,8 +156,9 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
 
 def _holds_answer(item: decisions.Decision, *, before: decisions.Decision | None = None) -> bool:
     """Whether a Pending decision carries an answer in place, complete or half written, or a line that reads as
-    one to the human on GitHub and to the next cycle's model (`- Аnswer:` with a Cyrillic А, `- **Answer**:`, an
-    indented one the parser joins to the field above) that `before`, the decision at HEAD, did not hold."""
+    one to the human on GitHub and to the next cycle's model (`- Аnswer:` with a Cyrillic А, `- **Answer**:`, a
+    nested `  - Answer:` the parser joins to the field above, `#### Answer:`, `- <b>Answer</b>:`) that `before`, the
+    decision at HEAD, did not hold."""
     if item.answer_in_place or item.answer_incomplete:
         return True
     held = {item.body[offset] for offset in _answer_lines(before)} if before is not None else set()
@@ -161,11 +167,12 @@ def _holds_answer(item: decisions.Decision, *, before: decisions.Decision | None
 
 def _answer_lines(item: decisions.Decision) -> set[int]:
     """The offsets in `item.body` of each line a reader takes for an `Answer` or `Answered` field, however it is
-    spelled (gitmem.memory.lookalike), with the indented lines that continue it."""
+    spelled (gitmem.memory.lookalike), with the indented lines that continue it. An indented line that continues
+    another field (`- Context: …` then `  Answer: 42 as a string`) is that field's text, not an answer."""
     found: set[int] = set()
     continuing = False
     for offset, line in enumerate(item.body):
-        if any(reads_as_field(line, key) for key in ("Answer", "Answered")):
+        if any(reads_as_field(line, key, previous=_above(item.body, offset)) for key in ("Answer", "Answered")):
             found.add(offset)
             continuing = True
         elif continuing and line.startswith("  ") and line.strip():
