@@ -60,7 +60,9 @@ def scrub_held(top: Path, skip: str) -> bool:
     (gitmem.cycle.oversize); True when anything was masked. Held files stay local, but a scheduled run's cache
     carries `.git/gitmem` to the next runner, where a pull request's workflow can restore it. Links are neither
     followed nor changed; folders named `skip` (a held repository's git directory, whose objects are compressed)
-    are left as they are. A file that cannot be masked (a full disk) is kept as it is: it is never lost."""
+    are left as they are. A file that cannot be masked (a full disk) is kept as it is: it is never lost. No read
+    here grows with a file's apparent size, which the agent sets at will (`truncate -s 16T`): only its data is
+    read, a chunk at a time, so even such a file is masked rather than held unread, since the cache carries it."""
     values = secrets.env_values()
     masked = False
     for path in _held_files(top, skip):

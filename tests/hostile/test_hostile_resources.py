@@ -49,13 +49,13 @@ def _allocated(path: Path) -> int:
 def test_a_secret_in_a_sparse_file_is_masked_without_reading_or_writing_its_holes(memrepo: GitRepo) -> None:
     """Failed before: the rewrite that masks the secret read every zero of the holes and wrote them all into a
     non-sparse `.scrub` copy (hours, and a full disk)."""
-    read_edge = MIDDLE + (1 << 20)          # where the redaction's first read of this run of data ends
+    read_edge = MIDDLE + secrets.CHUNK      # where the first read of the run of data at MIDDLE ends
 
     def grow(root: Path, memory, request) -> None:
         with (root / "disk.img").open("wb") as image:
             image.write(b"header\n")
-            image.seek(read_edge - 20)      # a secret cut in two by the reads: the overlap keeps it whole
-            image.write(b"x" * ((1 << 20) - 20 - 1) + b" " + TOKEN.encode() + b" tail\n")
+            image.seek(MIDDLE)              # a secret cut in two by the reads: the overlap keeps it whole
+            image.write(b"x" * (secrets.CHUNK - 20) + b" " + TOKEN.encode() + b" tail\n")
             image.seek(SIZE - 200)
             image.write(f"key {TOKEN}\n".encode())       # `truncate -s 4T f; echo "$SECRET" >> f`
 
@@ -69,8 +69,8 @@ def test_a_secret_in_a_sparse_file_is_masked_without_reading_or_writing_its_hole
     assert kept.stat().st_size == SIZE - 200 + len(f"key {TOKEN}\n") - 2 * shrink
     with kept.open("rb") as image:
         assert image.read(7) == b"header\n"
-        image.seek(read_edge - 20)
-        around_edge = image.read(1 << 21)
+        image.seek(read_edge - 4096)
+        around_edge = image.read(8192)
         image.seek(SIZE - 200 - shrink)
         tail = image.read()
     assert TOKEN.encode() not in around_edge and b" *** tail\n" in around_edge
@@ -85,8 +85,9 @@ def test_a_wide_text_marker_before_a_hole_does_not_make_the_scrub_read_the_file_
     def grow(root: Path, memory, request) -> None:
         with (root / "notes.txt").open("wb") as notes:
             notes.write(b"\xff\xfe")
-            notes.seek(MIDDLE)
-            notes.write(" key ".encode("utf-32-le") + wide + "\n".encode("utf-32-le"))
+            notes.seek(MIDDLE)              # the secret cut in two by the reads, as text and as bytes
+            notes.write(("x" * (secrets.CHUNK // 4 - 10) + " ").encode("utf-32-le") + wide)
+            notes.write(" tail\n".encode("utf-32-le"))
             notes.truncate(SIZE)
 
     with deadline(60):
@@ -96,7 +97,7 @@ def test_a_wide_text_marker_before_a_hole_does_not_make_the_scrub_read_the_file_
     assert _allocated(kept) < 64 << 20, f"the held copy stays sparse: {_allocated(kept)} bytes allocated"
     with kept.open("rb") as notes:
         assert notes.read(4) == b"\xff\xfe\0\0"
-        notes.seek(MIDDLE)
-        middle = notes.read(4096)
+        notes.seek(MIDDLE + secrets.CHUNK - 4096)
+        middle = notes.read(8192)
     assert wide not in middle
-    assert middle.startswith(f" key {secrets.MASK}\n".encode("utf-32-le"))
+    assert f"x {secrets.MASK} tail\n".encode("utf-32-le") in middle
