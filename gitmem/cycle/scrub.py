@@ -7,19 +7,18 @@ commit has it) are left alone. No git here: the caller says which paths, relativ
 """
 from __future__ import annotations
 
-import errno
-import io
+import codecs
 import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from gitmem import secrets
 from gitmem.confined import files
 from gitmem.confined.walk import walk_tree
+from gitmem.cycle import holes
 
 
 @dataclass
@@ -61,7 +60,9 @@ def scrub_held(top: Path, skip: str) -> bool:
     (gitmem.cycle.oversize); True when anything was masked. Held files stay local, but a scheduled run's cache
     carries `.git/gitmem` to the next runner, where a pull request's workflow can restore it. Links are neither
     followed nor changed; folders named `skip` (a held repository's git directory, whose objects are compressed)
-    are left as they are. A file that cannot be masked (a full disk) is kept as it is: it is never lost."""
+    are left as they are. A file that cannot be masked (a full disk) is kept as it is: it is never lost. No read
+    here grows with a file's apparent size, which the agent sets at will (`truncate -s 16T`): only its data is
+    read, a chunk at a time, so even such a file is masked rather than held unread, since the cache carries it."""
     values = secrets.env_values()
     masked = False
     for path in _held_files(top, skip):
@@ -87,19 +88,21 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
     """Mask `full` into a fresh temp file beside it (never a name the agent could have planted), renamed over it
     only when something was masked; the file itself is opened without following a link. A first pass writes
     nothing: a clean file (nearly every one) costs no copy, so an agent's huge file on a full disk is read, not
-    copied."""
+    copied. Both passes read only the file's data, a run at a time and a chunk at a time (never the file whole:
+    its apparent size is the agent's to choose), and the copy gets the same holes, so a sparse file stays sparse
+    and a secret in it is still masked: a hole reads as zeros, which no secret holds, so none lies across one."""
     source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(source_fd, "rb") as source:
-        codec = secrets.wide_codec(source.read(4096))
-        source.seek(0)
-        if codec is None and not secrets.redact_stream(_DataOnly(source_fd), _Discard(), values):  # type: ignore[arg-type]
+    try:
+        end = os.fstat(source_fd).st_size
+        codec = secrets.wide_codec(os.pread(source_fd, 4096, 0))
+        if not _redact_data(source_fd, end, None, codec, values):
             return False
-        source.seek(0)
         fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
         try:
-            with os.fdopen(fd, "wb") as sink:
-                changed = (_redact_wide(source, sink, codec, values) if codec is not None
-                           else secrets.redact_stream(source, sink, values))
+            try:
+                changed = _redact_data(source_fd, end, fd, codec, values)
+            finally:
+                os.close(fd)
             if changed:
                 os.chmod(tmp, mode)
                 os.replace(tmp, full)
@@ -107,64 +110,68 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+    finally:
+        os.close(source_fd)
     return False
 
 
-class _DataOnly:
-    """A file read as the data it holds, for the pass that only asks whether it holds a secret: each hole (a
-    sparse file's unwritten range: zeros that take no disk, and no secret) reads as one NUL, which no secret
-    holds either, so none is found across it. An agent's `truncate -s 16T` is then read in an instant, not for
-    hours. Reading stops at the size the file had when it was opened. Where the system cannot tell holes
-    (SEEK_DATA), the whole file is data."""
+def _redact_data(source: int, end: int, sink: int | None, codec: str | None, values: list[str]) -> bool:
+    """Mask each run of data in `source`'s first `end` bytes into `sink` at the same offset (moved by what masking
+    before it added or took away), leaving the holes between them unwritten, then set `sink`'s size; with no
+    `sink`, only say whether anything would be masked. Each run is one stream, so the redaction's overlap keeps a
+    secret cut between two reads whole. UTF-16 or UTF-32 text is masked as text: decoded, masked and encoded back
+    a chunk at a time, after its byte order mark, which is copied as it is."""
+    bom = {"utf-16": 2, "utf-32": 4}.get(codec or "", 0)   # a codec named without its order has a byte order mark
+    head = os.pread(source, bom, 0)
+    wide = codec and (codec + ("-le" if head.startswith(b"\xff\xfe") else "-be") if bom else codec)
+    if sink is not None:
+        holes.OffsetWriter(sink, 0).write(head)
+    changed, shift = False, 0
+    for start, stop in holes.data_ranges(source, end):
+        start = max(start, len(head))
+        if start >= stop:
+            continue
+        writer = holes.OffsetWriter(sink, start + shift)
+        reader = holes.RangeReader(source, start, stop)
+        if wide:
+            encoder = _Encoded(writer, wide)
+            changed = secrets.redact_stream(_Decoded(reader, wide), encoder, values) or changed  # type: ignore[arg-type]
+            encoder.finish()
+        else:
+            changed = secrets.redact_stream(reader, writer, values) or changed  # type: ignore[arg-type]
+        shift += writer.written - (stop - start)
+    if sink is not None:
+        os.ftruncate(sink, end + shift)
+    return changed
 
-    def __init__(self, fd: int) -> None:
-        self.fd, self.at, self.end = fd, 0, os.fstat(fd).st_size
+
+class _Decoded:
+    """A UTF-16 or UTF-32 text read as UTF-8 (the form the patterns read), a chunk at a time."""
+
+    def __init__(self, source: holes.RangeReader, codec: str) -> None:
+        self.source, self.decoder = source, codecs.getincrementaldecoder(codec)("replace")
 
     def read(self, size: int = -1) -> bytes:
-        size = size if size > 0 else secrets.CHUNK
-        if self.at >= self.end:
-            return b""
-        data_at, hole_at = self._extent()
-        if data_at > self.at:                  # a hole first: one NUL for it
-            self.at = data_at
-            return b"\0"
-        data = os.pread(self.fd, min(size, hole_at - self.at), self.at)
-        self.at = self.at + len(data) if data else self.end
-        return data
-
-    def _extent(self) -> tuple[int, int]:
-        """Where the next data starts at or after `at`, and where the hole after it starts."""
-        seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
-        if seek_data is None or seek_hole is None:
-            return self.at, self.end
-        try:
-            data_at = os.lseek(self.fd, self.at, seek_data)
-        except OSError as err:                 # ENXIO: only a hole is left; anything else: holes unknown
-            return (self.end, self.end) if err.errno == errno.ENXIO else (self.at, self.end)
-        try:
-            return min(data_at, self.end), min(os.lseek(self.fd, data_at, seek_hole), self.end)
-        except OSError:
-            return data_at, self.end
+        while True:
+            data = self.source.read(size if size > 0 else secrets.CHUNK)
+            text = self.decoder.decode(data, final=not data)
+            if text or not data:
+                return text.encode("utf-8", "surrogatepass")
 
 
-class _Discard(io.BytesIO):
-    """A sink that keeps nothing: for the pass that only asks whether a file holds a secret."""
+class _Encoded:
+    """Masked UTF-8 written back in the text's own encoding; a character cut between two writes waits for its end."""
 
-    def write(self, data: bytes) -> int:      # type: ignore[override]
+    def __init__(self, sink: holes.OffsetWriter, codec: str) -> None:
+        self.sink, self.codec = sink, codec
+        self.decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+
+    def write(self, data: bytes) -> int:
+        self.sink.write(self.decoder.decode(data).encode(self.codec, "surrogatepass"))
         return len(data)
 
-
-def _redact_wide(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str]) -> bool:
-    """UTF-16 or UTF-32 text: masked as text, written back in its own encoding (and byte order mark)."""
-    data = source.read()
-    text = data.decode(codec, "replace")
-    clean = secrets.redact(text, values)
-    if clean == text:
-        return False
-    bom = {"utf-16": 2, "utf-32": 4}.get(codec, 0)       # a codec named without its order has a byte order mark
-    order = "-le" if data.startswith(b"\xff\xfe") else "-be"
-    sink.write(data[:bom] + clean.encode(codec + order if bom else codec))
-    return True
+    def finish(self) -> None:
+        self.sink.write(self.decoder.decode(b"", final=True).encode(self.codec, "surrogatepass"))
 
 
 def _rename(root: Path, rel: str, result: Scrubbed) -> str:
