@@ -285,9 +285,10 @@ def move_branch(repo: Repo, branch: str, target: str, *, expected: str) -> bool:
     it is (BranchNotMoved). The index and work tree follow only when HEAD is on that branch at that moment, and
     as `git switch` carries a checkout, not as `reset --hard` does: what the human changed and did not commit (an
     edit, a staged file, an untracked file) stays as it is, and where the move would have to overwrite it, nothing
-    moves (BranchNotMoved, naming the paths); an ignored file in the way is overwritten, as `git switch` does. A push runs outside the cycle's lock, so a human may be editing this
-    checkout while it rebases. A human who switched to another branch meanwhile keeps their checkout, and the
-    branch they switched to never moves. True when the checkout followed the branch."""
+    moves (BranchNotMoved, naming the paths); an ignored file in the way is overwritten, as `git switch` does. A
+    push runs outside the cycle's lock, so a human may be editing this checkout while it rebases. A human who
+    switched to another branch meanwhile keeps their checkout, and the branch they switched to never moves. True
+    when the checkout followed the branch."""
     raw = repo.raw
     ref = f"refs/heads/{branch}"
     new = _oid(repo, target)
