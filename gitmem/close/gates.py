@@ -11,11 +11,13 @@ reports and NOW plans carry no cycle number, so they can never confirm anything.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from itertools import repeat
 
 from gitmem.close.backing import Backs
+from gitmem.close.verdict_memo import KeptGate
 from gitmem.memory import lessons, rules
 from gitmem.memory.fields import field_line_starts
 from gitmem.memory.lessons import Lesson, LessonsDoc
@@ -47,7 +49,7 @@ def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
     unbacked: list[str] = []
     for item, event in lesson.confirmations:
         if event is None:
-            return Gate((), f"the Confirmed line at line {item.line} names no cycle")
+            return Gate((), _NO_CYCLE.format(item.line))
         if event.cycle <= happened.cycle:
             return Gate((), f"cycle {event.cycle} is not later than the lesson's cycle {happened.cycle}")
         if event.cycle in seen:
@@ -70,6 +72,27 @@ def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
     return Gate(tuple(cycles), None, tuple(unbacked))
 
 
+# Why a lesson is not eligible when a Confirmed line names no cycle; the memo keeps it with the line counted from the
+# lesson's heading (`_kept`), since the digest it is kept by covers the lesson's text, not where LESSONS holds it.
+_NO_CYCLE = "the Confirmed line at line {} names no cycle"
+_KEPT_NO_CYCLE = re.compile(re.escape(_NO_CYCLE).replace(r"\{\}", r"\+([0-9]{1,9})"))
+_NO_CYCLE_AT = re.compile(re.escape(_NO_CYCLE).replace(r"\{\}", r"([0-9]+)"))
+
+
+def _kept(result: Gate, lesson: Lesson) -> KeptGate:
+    """The gate as the memo keeps it: a line its why names, counted from the lesson's heading (`+N`)."""
+    at = _NO_CYCLE_AT.fullmatch(result.why or "")
+    why = _NO_CYCLE.format(f"+{int(at[1]) - lesson.line}") if at else result.why
+    return result.cycles, why, result.unbacked
+
+
+def _read_back(kept: KeptGate, lesson: Lesson) -> Gate:
+    """A gate the memo kept (`_kept`), its why naming the line where the lesson stands now."""
+    cycles, why, unbacked = kept
+    at = _KEPT_NO_CYCLE.fullmatch(why or "")
+    return Gate(cycles, _NO_CYCLE.format(lesson.line + int(at[1])) if at else why, unbacked)
+
+
 @dataclass(frozen=True)
 class Candidate:
     lesson: Lesson
@@ -81,6 +104,9 @@ class Eligibility:
     candidates: list[Candidate] = field(default_factory=list)
     blocked: list[str] = field(default_factory=list)        # open lessons with enough lines, and why not eligible
     unbacked: list[str] = field(default_factory=list)       # Confirmed lines that history does not back
+    # The lessons (by id) whose outcome was read back from the memo, not judged in this process: each one promoted
+    # is judged first (gitmem.close.promotion), since a memo outside `.git/gitmem` may still be the agent's to write.
+    read_back: set[str] = field(default_factory=set)
 
 
 def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
@@ -95,7 +121,9 @@ def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
     maybe = [lesson for lesson in doc.lessons if _may_be_hopeful(lesson, least)]
     kept_gates = getattr(backs, "kept_gates", None)
     # By id(lesson): the gates an earlier close judged on the same lessons, from the same verdicts.
-    kept = {found: Gate(*gate) for found, gate in kept_gates(maybe, needed).items()} if kept_gates else {}
+    by_id = {id(lesson): lesson for lesson in maybe}
+    kept = {found: _read_back(gate, by_id[found]) for found, gate in kept_gates(maybe, needed).items()} \
+        if kept_gates else {}
     hopeful = [lesson for lesson in maybe
                if id(lesson) in kept or lesson.is_open and len(lesson.confirmations) >= least]
     prime(backs, [lesson for lesson in hopeful if id(lesson) not in kept])
@@ -103,10 +131,12 @@ def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
     out = Eligibility()
     for lesson in hopeful:
         result = kept.get(id(lesson))
-        if result is None:
+        if result is not None:
+            out.read_back.add(lesson.id)
+        else:
             result = gate(lesson, backs, needed)
             if keep_gate is not None:
-                keep_gate(lesson, needed, (result.cycles, result.why, result.unbacked))
+                keep_gate(lesson, needed, _kept(result, lesson))
         out.unbacked += [f"{lesson.id} · {lesson.title}: the confirmation of {line} (it does not count)"
                          for line in result.unbacked]
         if result.why:

@@ -4,6 +4,7 @@ A contradiction that no Supersedes line settles becomes a Pending decision (once
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -53,20 +54,28 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         result.lines = list(result.not_promoted)
         return result
     still: list[gates.Candidate] = []
+    unjudged: set[str] = set()
     for candidate in first:
         if lessons_doc.find(candidate.lesson.id) is candidate.lesson:
             # Read again unchanged: the one object of an unchanged lesson (`once.SameEntries`), whose gate this
-            # `backs` judged a moment ago (1,100 eligible lessons at 100x, each gate reading its lines' verdicts).
+            # `backs` judged a moment ago, or read back from the memo (1,100 eligible lessons at 100x, most of
+            # them waiting for room in RULES): those read back are judged when planned (`_plan_judged`).
             still.append(candidate)
+            if candidate.lesson.id in found.read_back:
+                unjudged.add(candidate.lesson.id)
             continue
         why, live = gates.rechecked(candidate, lessons_doc, backs, needed)
         if why or live is None:
             result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")
             continue
         still.append(live)
-    planned = gates.plan_promotions(still, rules_doc, texts=texts, conflicts=conflicts,
-                                    max_promotions=config.close.max_promotions,
-                                    max_rules=config.limits.proven_rules_max)
+
+    def plan(candidates: list[gates.Candidate]) -> gates.Plan:
+        return gates.plan_promotions(candidates, rules_doc, texts=texts, conflicts=conflicts,
+                                     max_promotions=config.close.max_promotions,
+                                     max_rules=config.limits.proven_rules_max)
+
+    planned = _plan_judged(still, unjudged, plan, backs, needed, result)
     file_conflicts(memory, planned, texts, rules_doc, result)
     result.rules_full = planned.full
     result.not_promoted += planned.notes
@@ -88,6 +97,38 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         lines.append("to make room, retire or supersede: " + "; ".join(planned.proposals))
     result.lines = list(dict.fromkeys(lines))
     return result
+
+
+def _plan_judged(candidates: list[gates.Candidate], unjudged: set[str],
+                 plan: Callable[[list[gates.Candidate]], gates.Plan], backs: Backs, needed: int,
+                 result: PromotionResult) -> gates.Plan:
+    """The plan for `candidates`, in which every lesson promoted had its gate judged in this process.
+
+    A gate read back from the memo (`unjudged`) stands for a lesson that waits, but never promotes one alone: the
+    memo lives outside `.git/gitmem`, where the agent may write (with the sandbox off), so the lessons the plan
+    would promote are judged now, and the plan is made again without those the gates no longer pass (or with the
+    cycles that count now). Only those are judged: at most `max_promotions` a plan, never the lessons waiting."""
+    candidates = list(candidates)
+    unjudged = set(unjudged)
+    while True:
+        planned = plan(candidates)
+        judged_again = [item.lesson_id for item in planned.promote if item.lesson_id in unjudged]
+        changed = False
+        for lesson_id in judged_again:
+            unjudged.discard(lesson_id)
+            at = next(i for i, candidate in enumerate(candidates) if candidate.lesson.id == lesson_id)
+            lesson, kept_cycles = candidates[at].lesson, candidates[at].cycles
+            judged = gates.gate(lesson, backs, needed)
+            if judged.why is None and judged.cycles == kept_cycles:
+                continue
+            changed = True
+            if judged.why is None:
+                candidates[at] = gates.Candidate(lesson, judged.cycles)
+            else:
+                del candidates[at]
+                result.not_promoted.append(f"{lesson.id} · {lesson.title}: not eligible, {judged.why}")
+        if not changed:
+            return planned
 
 
 def file_conflicts(memory: MemoryWriter, planned: gates.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,

@@ -25,6 +25,12 @@ the memo holds, and the cache names for each line the commit its verdict was jud
 every line's verdict is kept with the same commit and digest, so the close reads an unchanged lesson's gate with
 no field of it parsed (1,333 lessons with 3,119 lines at 100x, most of them eligible and waiting for room in RULES).
 
+The gates are code that changes with gitmem: a gate kept by another version of them (`gates_version`) is judged
+again, so an upgrade neither promotes a lesson on an old "eligible" nor holds one back on an old "not eligible".
+The memo is outside `.git/gitmem`, yet with the sandbox off the agent, the same user, may still write it: a kept
+gate holds a lesson back or lets it wait, and a lesson is promoted only on a gate judged in this process
+(gitmem.close.promotion).
+
 The verdicts are kept where the agent cannot write them (gitmem.workspace.proofs: outside the repository), never in
 `.git/gitmem`: there a planted verdict would promote a lesson history does not back. Only this process's own
 judgements are added; a verdict read from the memo stays only while the memo holds.
@@ -36,6 +42,7 @@ another shape is no verdict (its line is judged again), and is not written back.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -55,6 +62,21 @@ _SHA1_HEX = re.compile(r"[0-9a-f]{40}")
 Kept = tuple[str, str, bool, str]
 # A kept gate: (the cycles that count, why the lesson is not eligible or None, the lines that do not count).
 KeptGate = tuple[tuple[int, ...], str | None, tuple[str, ...]]
+
+
+@functools.cache
+def gates_version() -> str:
+    """The version of the gating rules a kept gate was judged by: the SHA-1 of gitmem's version and of the source of
+    gitmem.close.gates, read once a process (a file of a few kilobytes, hashed in microseconds, where the close
+    reads the memo's megabytes). Derived, so no one has to remember to bump it when `gates.gate` changes; an
+    install without that source (bytecode only) falls back to gitmem's version alone."""
+    from gitmem import __version__
+
+    try:
+        source = Path(__file__).with_name("gates.py").read_bytes()
+    except OSError:
+        source = b""
+    return hashlib.sha1(__version__.encode() + b"\0" + source).hexdigest()
 
 
 def content_digest(content: str) -> str:
@@ -142,7 +164,8 @@ class VerdictMemo:
         self._hashed = len(data)        # a second save (the gates after the verdicts) hashes nothing twice
         proofs.keep_proofs(self.root, self.kind, {
             "valid_at": head, "paths": self.paths, "log": [len(data), self._log_hash.hexdigest()],
-            "volumes": [volume.blob for volume in self._held()], "verdicts": verdicts, "gates": gates})
+            "volumes": [volume.blob for volume in self._held()], "verdicts": verdicts, "gates": gates,
+            "gates_version": gates_version()})
 
     def _proven(self, in_history: Callable[[str], bool], log: Callable[[], bytes]) -> bool:
         """Whether the kept verdicts hold now: judged at an ancestor of HEAD, on a LOG that is this one's start
@@ -213,8 +236,9 @@ def is_commit_id(value: object) -> bool:
 def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str], dict[str, object],
                                                             list[str] | None, dict[str, object]] | None:
     """(the HEAD they were kept at, the LOG proof, the verdicts as written, the volumes' ids then or None, the gates
-    as written) of a memo for these `paths`; None when it is not one gitmem wrote. Each verdict is checked when its
-    line is asked about (`_entry`), each gate when its lesson is (`_gate_entry`)."""
+    as written when judged by these gating rules, `gates_version`) of a memo for these `paths`; None when it is not
+    one gitmem wrote. Each verdict is checked when its line is asked about (`_entry`), each gate when its lesson is
+    (`_gate_entry`)."""
     valid_at, log_proof, verdicts = found.get("valid_at"), found.get("log"), found.get("verdicts")
     sealed = found.get("volumes")
     gates = found.get("gates")
@@ -223,7 +247,9 @@ def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str]
             and log_proof[0] >= 0 and is_commit_id(log_proof[1])
             and (sealed is None or isinstance(sealed, list) and all(is_commit_id(blob) for blob in sealed))):
         return None
-    return str(valid_at), (log_proof[0], str(log_proof[1])), verdicts, sealed, gates if isinstance(gates, dict) else {}
+    if not isinstance(gates, dict) or found.get("gates_version") != gates_version():
+        gates = {}              # judged by other gating rules, or none: each lesson is judged again
+    return str(valid_at), (log_proof[0], str(log_proof[1])), verdicts, sealed, gates
 
 
 _OK = {"1": True, "0": False}

@@ -319,3 +319,112 @@ def test_the_memo_saved_twice_in_one_process_still_holds(world: World) -> None:
     again = verdict_memo.VerdictMemo(world.git.path, paths)
 
     assert again.find("a" * 40, "b" * 40, head, in_history=lambda _: True, log=lambda: log_bytes) is not None
+
+
+def _memo_file(world: World) -> Path:
+    from gitmem.close import verdict_memo
+    from gitmem.workspace.proofs import proofs_file
+
+    return proofs_file(world.git.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md")))
+
+
+def _gate_of(world: World, lesson_id: str) -> str:
+    """The digest the memo keeps `lesson_id`'s gate by."""
+    from gitmem.close import verdict_memo
+
+    lesson = lessons.parse(world.read("LESSONS.md")).find(lesson_id)
+    assert lesson is not None
+    return verdict_memo.content_digest(lesson.content())
+
+
+def test_a_planted_eligible_gate_promotes_nothing_and_only_the_lessons_planned_are_judged_again(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo lives outside `.git/gitmem`, yet the agent (the same user, the sandbox off) can write it: a gate
+    it plants as eligible, on the verdicts kept, gets its lesson planned for promotion, which judges the gate in
+    this process, and the lesson is not promoted. Only the lessons planned are judged; the others are read back."""
+    import json
+
+    ids = _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    where = _memo_file(world)
+    memo = json.loads(where.read_text(encoding="utf-8"))
+    for planted in ids[2:4]:
+        needed, _, judged = memo["gates"][_gate_of(world, planted)].split("\n")[0].split(" ")
+        memo["gates"][_gate_of(world, planted)] = f"{needed} 2,3 {judged}\n"     # eligible, every line counting
+    where.write_text(json.dumps(memo), encoding="utf-8")
+    world.cycle(at(11, 9))
+    gated = _gates_judged(monkeypatch)
+
+    result = world.close(d(11), at(11, 23))
+
+    assert result.promoted == []
+    assert sorted(gated) == sorted(ids[2:4])
+    assert f"{ids[2]} · Lesson 2: not eligible, 1 of 2 confirmations count" in result.not_promoted
+
+
+def test_only_the_lessons_promoted_are_judged_again_not_those_waiting(world: World,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seven eligible lessons, three promotions a close: the next close reads back the four waiting gates and
+    judges the three it promotes, not the one left waiting."""
+    ids = world.eligible_lessons(7)
+    first = world.close(d(10), at(10, 23))
+    assert [p["lesson"] for p in first.promoted] == ids[:3]
+    world.cycle(at(11, 9))
+    gated = _gates_judged(monkeypatch)
+
+    second = world.close(d(11), at(11, 23))
+
+    assert [p["lesson"] for p in second.promoted] == ids[3:6]
+    assert gated == ids[3:6]
+
+
+def test_gates_kept_by_other_gating_rules_are_judged_again(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memo whose gates another version of the gating rules judged (an upgrade changed `gates.gate`), or that
+    names none (written before they were versioned), has every hopeful lesson judged again."""
+    import json
+
+    _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    where = _memo_file(world)
+    memo = json.loads(where.read_text(encoding="utf-8"))
+    assert memo["gates"]
+    gated = _gates_judged(monkeypatch)
+    for version in ("0" * 40, None):
+        if version is None:
+            memo.pop("gates_version")
+        else:
+            memo["gates_version"] = version
+        where.write_text(json.dumps(memo), encoding="utf-8")
+        world.cycle(at(11 if version else 12, 9))
+        world.close(d(11 if version else 12), at(11 if version else 12, 23))
+        assert len(gated) == LESSONS
+        del gated[:]
+    world.cycle(at(13, 9))
+    world.close(d(13), at(13, 23))
+    assert gated == []                     # judged by these rules, and kept so
+
+
+def test_a_kept_gate_names_the_line_where_it_stands_now(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lesson blocked by a Confirmed line that names no cycle says which line of LESSONS it is: after a lesson
+    above it grows by a line, the gate read back names the line where it stands now."""
+    ids = _hopeful_lessons(world)
+    text = world.read("LESSONS.md")
+    head = f"## {ids[3]} · Lesson 3\n"
+    section = text[text.index(head):]
+    world.git.commit_files({"LESSONS.md": text.replace(section, section.replace(CLAIM, "- Confirmed: it held", 1))},
+                           "a claim with no cycle")
+    world.close(d(10), at(10, 23))
+    text = world.read("LESSONS.md")
+    head = f"## {ids[1]} · Lesson 1\n"
+    section = text[text.index(head):]
+    grown = section.replace("- Why: a reason", "- Why: a reason\n  that takes a second line", 1)
+    world.git.commit_files({"LESSONS.md": text.replace(section, grown)}, "a longer why")
+    world.cycle(at(11, 9))
+    gated = _gates_judged(monkeypatch)
+
+    result = world.close(d(11), at(11, 23))
+
+    line = world.read("LESSONS.md").splitlines().index("- Confirmed: it held") + 1
+    assert ids[3] not in gated
+    assert f"{ids[3]} · Lesson 3: not eligible, the Confirmed line at line {line} names no cycle" \
+        in result.not_promoted, result.not_promoted
