@@ -144,6 +144,25 @@ _PRIVATE_BLOCKS = (
 
 
 _REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
+# The widest a private key block is masked across (the BEGIN..END pattern's gap, and its two lines).
+KEY_BLOCK_BYTES = 65536 + 256
+# Where a text read in pieces with gaps between them (a sparse file's runs of data) resumed inside a private key
+# block: this line put before the next piece makes the block's rest (its base64 lines, its END line) masked as
+# the block's, and the mask replaces it too.
+KEY_RESUMED = b"-----BEGIN PRIVATE KEY-----\n"
+
+
+@cache
+def _key_lines() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    return re.compile(_KEY_HEAD.encode()), re.compile(rb"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+
+def ends_in_private_key(tail: bytes) -> bool:
+    """Whether text whose last KEY_BLOCK_BYTES are `tail` ends inside a private key block: its last BEGIN line has
+    no END line after it."""
+    head, end = _key_lines()
+    starts = [found.end() for found in head.finditer(tail)]
+    return bool(starts) and end.search(tail, starts[-1]) is None
 # A URL's password (`postgres://app:PASSWORD@db`, `https://me:PASSWORD@host`), the rest of the URL kept readable:
 # masked only in text another tool's memory brings into gitmem's (`redact(..., passwords=True)`). Not in
 # every file a cycle commits: a project's code holds development URLs (`postgres://postgres:postgres@db`) that

@@ -29,7 +29,8 @@ The gates are code that changes with gitmem: a gate kept by another version of t
 again, so an upgrade neither promotes a lesson on an old "eligible" nor holds one back on an old "not eligible".
 The memo is outside `.git/gitmem`, yet with the sandbox off the agent, the same user, may still write it: a kept
 gate holds a lesson back or lets it wait, and a lesson is promoted only on a gate judged in this process
-(gitmem.close.promotion).
+(gitmem.close.promotion). That judgement reads the lines' verdicts from this memo too, trusted as the memo is
+(below): a gate judged again stops a planted outcome, not a planted verdict beside it.
 
 The verdicts are kept where the agent cannot write them (gitmem.workspace.proofs: outside the repository), never in
 `.git/gitmem`: there a planted verdict would promote a lesson history does not back. Only this process's own

@@ -90,10 +90,16 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
     nothing: a clean file (nearly every one) costs no copy, so an agent's huge file on a full disk is read, not
     copied. Both passes read only the file's data, a run at a time and a chunk at a time (never the file whole:
     its apparent size is the agent's to choose), and the copy gets the same holes, so a sparse file stays sparse
-    and a secret in it is still masked: a hole reads as zeros, which no secret holds, so none lies across one."""
-    source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    and a secret in it is still masked. A hole reads as zeros, which no token holds; a private key block, masked
+    from its BEGIN line to its END line, may have a hole inside it, so a run that ends inside one passes that on
+    to the next (`_Resumed`). Opened without blocking and read only if it is still a regular file: a FIFO the
+    agent put in its place since it was looked at would hold the runner forever."""
+    source_fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     try:
-        end = os.fstat(source_fd).st_size
+        found = os.fstat(source_fd)
+        if not stat.S_ISREG(found.st_mode):
+            return False
+        end = found.st_size
         codec = secrets.wide_codec(os.pread(source_fd, 4096, 0))
         if not _redact_data(source_fd, end, None, codec, values):
             return False
@@ -126,7 +132,7 @@ def _redact_data(source: int, end: int, sink: int | None, codec: str | None, val
     wide = codec and (codec + ("-le" if head.startswith(b"\xff\xfe") else "-be") if bom else codec)
     if sink is not None:
         holes.OffsetWriter(sink, 0).write(head)
-    changed, shift = False, 0
+    changed, shift, resumed = False, 0, b""
     for start, stop in holes.data_ranges(source, end):
         start = max(start, len(head))
         if start >= stop:
@@ -135,14 +141,34 @@ def _redact_data(source: int, end: int, sink: int | None, codec: str | None, val
         reader = holes.RangeReader(source, start, stop)
         if wide:
             encoder = _Encoded(writer, wide)
-            changed = secrets.redact_stream(_Decoded(reader, wide), encoder, values) or changed  # type: ignore[arg-type]
+            run = _Resumed(_Decoded(reader, wide), resumed)
+            changed = secrets.redact_stream(run, encoder, values) or changed  # type: ignore[arg-type]
             encoder.finish()
         else:
-            changed = secrets.redact_stream(reader, writer, values) or changed  # type: ignore[arg-type]
+            run = _Resumed(reader, resumed)
+            changed = secrets.redact_stream(run, writer, values) or changed  # type: ignore[arg-type]
+        resumed = secrets.KEY_RESUMED if secrets.ends_in_private_key(run.tail) else b""
         shift += writer.written - (stop - start)
     if sink is not None:
         os.ftruncate(sink, end + shift)
     return changed
+
+
+class _Resumed:
+    """A run of data as the redaction reads it: after `resumed` (secrets.KEY_RESUMED when the run before ended
+    inside a private key block, so that the block's rest here is masked as the block's), with the last bytes read
+    kept (`tail`) to tell whether this run ends inside one too."""
+
+    def __init__(self, source: holes.RangeReader | _Decoded, resumed: bytes) -> None:
+        self.source, self.resumed, self.tail = source, resumed, resumed
+
+    def read(self, size: int = -1) -> bytes:
+        if self.resumed:
+            data, self.resumed = self.resumed, b""
+            return data
+        data = self.source.read(size)
+        self.tail = (self.tail + data)[-secrets.KEY_BLOCK_BYTES:]
+        return data
 
 
 class _Decoded:

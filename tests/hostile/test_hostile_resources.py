@@ -101,3 +101,38 @@ def test_a_wide_text_marker_before_a_hole_does_not_make_the_scrub_read_the_file_
         middle = notes.read(8192)
     assert wide not in middle
     assert f"x {secrets.MASK} tail\n".encode("utf-32-le") in middle
+
+
+KEY_LINES = [f"MIIEv{index:02d}QIBADANBgkqhkiG9w0BAQEFAASCBKgwggSk{index:02d}" for index in range(20)]
+
+
+def test_a_private_key_with_a_hole_inside_it_is_masked_whole(tmp_path: Path) -> None:
+    """A private key is masked from its BEGIN line to its END line. Each run of a sparse file's data is masked on its
+    own (the holes are never read), so a key whose middle is a hole had its first half masked and its second half,
+    base64 lines and END line, kept as written. The run that ends inside a key block now passes it on."""
+    from gitmem.cycle.scrub import scrub_held
+
+    held = tmp_path / "disk.img"
+    with held.open("wb") as image:
+        image.write(("-----BEGIN PRIVATE KEY-----\n" + "\n".join(KEY_LINES[:10]) + "\n").encode())
+        image.seek(1 << 20)                 # a hole of about a MiB: two runs of data
+        image.write(("\n".join(KEY_LINES[10:]) + "\n-----END PRIVATE KEY-----\nafter the key\n").encode())
+    with deadline(30):
+        assert scrub_held(held, ".git") is True
+    with held.open("rb") as image:
+        data = b"".join(image.read(4096) for _ in range(300)) + image.read()
+    assert [line for line in KEY_LINES if line.encode() in data] == []
+    assert b"after the key\n" in data and b"-----END PRIVATE KEY-----" not in data
+
+
+def test_a_fifo_in_a_held_files_place_holds_no_one(tmp_path: Path) -> None:
+    """The agent swaps a held file for a FIFO between the look at it and its open: the open does not wait for a
+    writer that never comes."""
+    import os
+
+    from gitmem.cycle import scrub
+
+    fifo = tmp_path / "notes.txt"
+    os.mkfifo(fifo)
+    with deadline(10):
+        assert scrub._scrub_file(fifo, [], 0o644) is False
