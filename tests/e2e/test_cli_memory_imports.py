@@ -56,18 +56,24 @@ def put(where: Path, files: dict[str, str]) -> None:
         (where / rel).write_text(text)
 
 
-def test_claude_code_loads_the_imports_gitmem_reads(memrepo: GitRepo, cli: Callable[..., CliResult],
-                                                   tmp_path: Path) -> None:
+def what_claude_code_sent(repo: GitRepo, tmp_path: Path, files: dict[str, str]) -> list[str]:
+    """The text of every request the real Claude Code sent its (fake) API after a "Say done." in `repo` holding
+    `files`: what of the memory files reached its model."""
     claude = cc.claude_or_skip()
     home = tmp_path / "home"
     home.mkdir()
-    put(memrepo.path, {"CLAUDE.md": MEMORY, **imported_files()})
-    cc.trust(home, memrepo.path)
+    put(repo.path, files)
+    cc.trust(home, repo.path)
     fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
     with fake.serve() as url:
-        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
+        done = cc.run_claude(claude, repo.path, cc.claude_env(home, url), prompt="Say done.")
     assert done.returncode == 0, done.stderr[-2000:]
-    loaded = reached([cc.request_text(body) for body in fake.requests])
+    return [cc.request_text(body) for body in fake.requests]
+
+
+def test_claude_code_loads_the_imports_gitmem_reads(memrepo: GitRepo, cli: Callable[..., CliResult],
+                                                   tmp_path: Path) -> None:
+    loaded = reached(what_claude_code_sent(memrepo, tmp_path, {"CLAUDE.md": MEMORY, **imported_files()}))
     assert loaded == {"style", "review", "bold", "linked"}
     assert read_by_gitmem(cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)) == loaded
 
@@ -102,16 +108,8 @@ EDGE_MEMORY = ("---\ndescription: see @docs/front.md\n---\n\n- Read @docs/item.m
 
 def test_claude_code_ends_items_comments_and_the_frontmatter_where_gitmem_does(
         memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    claude = cc.claude_or_skip()
-    home = tmp_path / "home"
-    home.mkdir()
-    put(memrepo.path, {"CLAUDE.md": EDGE_MEMORY, **{f"docs/{name}.md": f"- {text}\n" for name, text in EDGES.items()}})
-    cc.trust(home, memrepo.path)
-    fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
-    with fake.serve() as url:
-        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
-    assert done.returncode == 0, done.stderr[-2000:]
-    bodies = [cc.request_text(body) for body in fake.requests]
+    edges = {f"docs/{name}.md": f"- {text}\n" for name, text in EDGES.items()}
+    bodies = what_claude_code_sent(memrepo, tmp_path, {"CLAUDE.md": EDGE_MEMORY, **edges})
     loaded = {name for name, text in EDGES.items() if any(text in body for body in bodies)}
     assert loaded == {"item", "after"}
     result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
@@ -122,16 +120,8 @@ def test_claude_code_ends_items_comments_and_the_frontmatter_where_gitmem_does(
 
 def test_claude_code_hides_a_frontmatter_that_is_not_yaml_and_loads_the_rest_as_gitmem_imports_them(
         memrepo: GitRepo, cli: Callable[..., CliResult], tmp_path: Path) -> None:
-    claude = cc.claude_or_skip()
-    home = tmp_path / "home"
-    home.mkdir()
-    put(memrepo.path, {"CLAUDE.md": "---\nHidden words: not: YAML\n---\n\n- Review every pull request.\n"})
-    cc.trust(home, memrepo.path)
-    fake = cc.FakeClaudeAPI(lambda body: cc.text("done"))
-    with fake.serve() as url:
-        done = cc.run_claude(claude, memrepo.path, cc.claude_env(home, url), prompt="Say done.")
-    assert done.returncode == 0, done.stderr[-2000:]
-    bodies = [cc.request_text(body) for body in fake.requests]
+    bodies = what_claude_code_sent(
+        memrepo, tmp_path, {"CLAUDE.md": "---\nHidden words: not: YAML\n---\n\n- Review every pull request.\n"})
     assert any("Review every pull request." in body for body in bodies)
     assert not any("Hidden words" in body for body in bodies)
     result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
