@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "7643f5a45cfed3493e3f4a752b1294892eb50b27"
+PINNED_COMMIT = "843abd77e23f3d76466a614fc3bb95e152c3a5de"
 DISTRIBUTION = "gitmem-agent"
 
 
